@@ -1,0 +1,138 @@
+/**
+ * Typed errors of the pipeline. Each says what went wrong and what to do, and none ever carries a key,
+ * a private key or a signature: messages end up in logs, alarms and test snapshots.
+ * `code` is stable: handlers map it to metrics and the README's fault table refers to it.
+ */
+export type ErrorCode =
+  | 'AuthenticationRefused'
+  | 'GatewayUnavailable'
+  | 'UnexpectedAnswer'
+  | 'SchemaDrift'
+  | 'TooManyRejectedRows'
+  | 'ConfigurationError'
+  | 'InsecureEndpoint';
+
+export abstract class PipelineError extends Error {
+  abstract readonly code: ErrorCode;
+  /** Whether trying the same call again later may succeed (drives Lambda/Scheduler retries). */
+  abstract readonly retryable: boolean;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The gateway answered with its "not authorised" body: wrong login, key, signature method or clock. */
+export class AuthenticationRefused extends PipelineError {
+  readonly code = 'AuthenticationRefused' as const;
+  readonly retryable = false;
+  constructor(
+    readonly login: string,
+    readonly signatureMethod: string,
+    readonly gatewaySaid: string,
+  ) {
+    super(
+      `The gateway refused to authorise login "${login}" signing with ${signatureMethod}: it said "${gatewaySaid}". ` +
+        'Check the login and the control key (HMAC-SHA1) or that the provider holds your public key (RSA-SHA256), ' +
+        "and that this machine's clock is right. Not retried.",
+    );
+  }
+}
+
+/** 5xx, 429, time-outs and network errors, after every retry was spent. */
+export class GatewayUnavailable extends PipelineError {
+  readonly code = 'GatewayUnavailable' as const;
+  readonly retryable = true;
+  constructor(
+    readonly attempts: number,
+    readonly lastProblem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `The gateway was unavailable after ${attempts} attempt(s); last problem: ${lastProblem}. ` +
+        'Nothing was saved. The run can be retried as is; if it persists, ask the provider about the endpoint.',
+      options,
+    );
+  }
+}
+
+/** Something that is not a report: an HTML page, an empty body, an unknown content type or status. */
+export class UnexpectedAnswer extends PipelineError {
+  readonly code = 'UnexpectedAnswer' as const;
+  readonly retryable = false;
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    readonly firstBytes: string,
+    reason: string,
+  ) {
+    super(
+      `The gateway's answer is not a report (${reason}; HTTP ${status}, content type "${contentType || 'none'}"). ` +
+        `It began: ${JSON.stringify(firstBytes)}. Nothing was saved. Check the endpoint URL and the report body; ` +
+        "if they are right, send this text to the provider's support.",
+    );
+  }
+}
+
+/** The report's header row differs from its definition: nothing is written to the table. */
+export class SchemaDrift extends PipelineError {
+  readonly code = 'SchemaDrift' as const;
+  readonly retryable = false;
+  constructor(
+    readonly reportId: string,
+    readonly missing: string[],
+    readonly extra: string[],
+    readonly moved: string[],
+  ) {
+    const parts = [
+      missing.length ? `missing ${missing.map((c) => `"${c}"`).join(', ')}` : '',
+      extra.length ? `extra ${extra.map((c) => `"${c}"`).join(', ')}` : '',
+      moved.length ? `moved ${moved.map((c) => `"${c}"`).join(', ')}` : '',
+    ].filter(Boolean);
+    super(
+      `The header row of report "${reportId}" differs from its definition: ${parts.join('; ')}. ` +
+        'Nothing was written to the table; the raw file is kept. Update the report definition\'s columns ' +
+        '(`reports infer-schema` proposes them) and re-run the window.',
+    );
+  }
+}
+
+/** More rows failed typing than the report allows. */
+export class TooManyRejectedRows extends PipelineError {
+  readonly code = 'TooManyRejectedRows' as const;
+  readonly retryable = false;
+  constructor(
+    readonly reportId: string,
+    readonly rejected: number,
+    readonly read: number,
+    readonly maxShare: number,
+  ) {
+    super(
+      `Report "${reportId}": ${rejected} of ${read} row(s) failed typing, above the allowed share ${maxShare}. ` +
+        'Nothing was written to the table; the rejected rows were kept with their reasons. Fix the definition ' +
+        "(types, patterns, nullability) or raise rejects.maxShare, then re-run the window.",
+    );
+  }
+}
+
+/** Bad configuration: names the file, the report and the field. */
+export class ConfigurationError extends PipelineError {
+  readonly code = 'ConfigurationError' as const;
+  readonly retryable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A plain-HTTP endpoint on a host other than loopback: credentials and reports would cross the network in clear. */
+export class InsecureEndpoint extends PipelineError {
+  readonly code = 'InsecureEndpoint' as const;
+  readonly retryable = false;
+  constructor(readonly host: string) {
+    super(
+      `Refusing plain HTTP to "${host}": only loopback hosts may be called without TLS. Use the https:// URL the provider publishes.`,
+    );
+  }
+}
+
+export const isPipelineError = (e: unknown): e is PipelineError => e instanceof PipelineError;

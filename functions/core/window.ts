@@ -1,0 +1,154 @@
+import { ConfigurationError } from './errors.js';
+
+/**
+ * Report windows. A window is a half-open range [start, end) of wall-clock times in the report's
+ * time zone, because that is how the gateway's report inputs and its Created_date column read.
+ * Wall-clock values are plain records: no Date object ever carries an implied zone here.
+ */
+export interface LocalDateTime {
+  year: number;
+  month: number; // 1-12
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+export interface ReportWindow {
+  start: LocalDateTime;
+  end: LocalDateTime;
+}
+
+/** "P1D", "P7D", "PT1H", "PT6H": a window length of whole days or whole hours that divides a day. */
+export type WindowSize = { unit: 'day'; count: number } | { unit: 'hour'; count: number };
+
+export function parseWindowSize(text: string): WindowSize {
+  const days = /^P(\d+)D$/.exec(text);
+  if (days) return { unit: 'day', count: Number(days[1]) };
+  const hours = /^PT(\d+)H$/.exec(text);
+  if (hours && 24 % Number(hours[1]) === 0) return { unit: 'hour', count: Number(hours[1]) };
+  throw new ConfigurationError(`window "${text}" must be "P<n>D" (days) or "PT<n>H" (hours dividing 24).`);
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** Days and times as UTC epoch arithmetic on wall-clock fields: no zone involved. */
+const toEpoch = (t: LocalDateTime) => Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second);
+const fromEpoch = (ms: number): LocalDateTime => {
+  const d = new Date(ms);
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
+};
+
+export const formatLocalDate = (t: LocalDateTime) => `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}`;
+export const formatLocalDateTime = (t: LocalDateTime) =>
+  `${formatLocalDate(t)}T${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}`;
+
+/** Parses "YYYY-MM-DD" or "YYYY-MM-DDTHH:mm[:ss]" as a wall-clock time. */
+export function parseLocalDateTime(text: string): LocalDateTime {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(text.trim());
+  if (!m) throw new ConfigurationError(`"${text}" is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:mm:ss).`);
+  const t: LocalDateTime = {
+    year: Number(m[1]),
+    month: Number(m[2]),
+    day: Number(m[3]),
+    hour: Number(m[4] ?? 0),
+    minute: Number(m[5] ?? 0),
+    second: Number(m[6] ?? 0),
+  };
+  if (formatLocalDateTime(fromEpoch(toEpoch(t))) !== formatLocalDateTime(t)) {
+    throw new ConfigurationError(`"${text}" is not a real calendar date.`);
+  }
+  return t;
+}
+
+const stepMs = (size: WindowSize) => size.count * (size.unit === 'day' ? 86_400_000 : 3_600_000);
+
+/** The wall-clock time of an instant in an IANA zone. */
+export function wallClockIn(instant: Date, timeZone: string): LocalDateTime {
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    }).formatToParts(instant);
+  } catch {
+    throw new ConfigurationError(`"${timeZone}" is not an IANA time zone (for example "Europe/Moscow" or "UTC").`);
+  }
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute'), second: get('second') };
+}
+
+/** Floors a wall-clock time to the start of its window (days align to midnight, hours to multiples of the size). */
+export function windowStartOf(t: LocalDateTime, size: WindowSize): LocalDateTime {
+  if (size.unit === 'day') return { ...t, hour: 0, minute: 0, second: 0 };
+  return { ...t, hour: t.hour - (t.hour % size.count), minute: 0, second: 0 };
+}
+
+export function windowAt(start: LocalDateTime, size: WindowSize): ReportWindow {
+  return { start, end: fromEpoch(toEpoch(start) + stepMs(size)) };
+}
+
+/**
+ * The last complete window before a scheduled firing, in the report's zone. Pure in (time, zone, size),
+ * so every retry of one firing computes the same window.
+ */
+export function lastCompleteWindow(scheduledTime: Date, timeZone: string, size: WindowSize): ReportWindow {
+  const currentStart = windowStartOf(wallClockIn(scheduledTime, timeZone), size);
+  return windowAt(fromEpoch(toEpoch(currentStart) - stepMs(size)), size);
+}
+
+/** The window and the `lookback` windows before it, oldest first. */
+export function withLookback(window: ReportWindow, size: WindowSize, lookback: number): ReportWindow[] {
+  const out: ReportWindow[] = [];
+  for (let i = lookback; i >= 1; i--) out.push(windowAt(fromEpoch(toEpoch(window.start) - i * stepMs(size)), size));
+  out.push(window);
+  return out;
+}
+
+/** Every window starting in [from, to): `from` inclusive, `to` exclusive. */
+export function windowsBetween(from: LocalDateTime, to: LocalDateTime, size: WindowSize): ReportWindow[] {
+  const out: ReportWindow[] = [];
+  for (let t = toEpoch(windowStartOf(from, size)); t < toEpoch(to); t += stepMs(size)) {
+    out.push(windowAt(fromEpoch(t), size));
+  }
+  return out;
+}
+
+/**
+ * Formats a wall-clock time with a pattern of yyyy, MM, dd, HH, mm, ss (the tokens a report template and
+ * a column's input pattern use); other characters are copied.
+ */
+export function formatWithPattern(t: LocalDateTime, pattern: string): string {
+  return pattern.replace(/yyyy|MM|dd|HH|mm|ss/g, (tok) => {
+    switch (tok) {
+      case 'yyyy':
+        return pad(t.year, 4);
+      case 'MM':
+        return pad(t.month);
+      case 'dd':
+        return pad(t.day);
+      case 'HH':
+        return pad(t.hour);
+      case 'mm':
+        return pad(t.minute);
+      default:
+        return pad(t.second);
+    }
+  });
+}
+
+/** "2026-11-20T00-00-00": a window start safe in S3 keys and file names. */
+export const windowStamp = (t: LocalDateTime) => formatWithPattern(t, 'yyyy-MM-ddTHH-mm-ss');
