@@ -1,0 +1,336 @@
+/**
+ * The gateway simulator: a real HTTP server on 127.0.0.1 that implements the report endpoint of
+ * gateway-spec.md, for tests, `npm start` and `npm run simulator`.
+ *
+ * ANSWERS (the README quotes this block). Checked in this order:
+ *
+ *  1. Path other than /<pathPrefix>/services/v2/rpt-engine   404 text/plain "Not found."
+ *  2. Method other than POST                                  405 text/plain, Allow: POST
+ *  3. Body larger than 1 MiB                                  400 text/plain, Connection: close
+ *  4. Infrastructure fault, if one was chosen at start-up (see faults.ts): slow (waits, then goes on),
+ *     error500 (500 text/plain), rateLimited (429 text/plain + Retry-After: seconds),
+ *     htmlError (200 text/html error page), emptyBody (200 text/csv, zero bytes). Before authentication.
+ *  5. Authentication (see auth.ts): missing/garbled header, missing oauth_* parameter, oauth_version not
+ *     1.0, unknown login, a method other than the login's, timestamp more than maxSkewSeconds (default 300)
+ *     from the simulator's clock, bad signature, replayed nonce. Every refusal is the spec's answer:
+ *     HTTP 200, Content-Type text/plain, body NOT_AUTHORISED_MESSAGE, the same for every cause (the cause
+ *     is only recorded in `requests`).
+ *  6. Body (see report-request.ts): every problem is HTTP 400, Content-Type text/plain; charset=UTF-8, one
+ *     sentence naming the problem: Content-Type not application/json; not JSON; not an object;
+ *     reportIdentifier missing or not "custom-transactions-report"; reportFormat missing or not CSV/PDF
+ *     (any case); reportEncode not known to iconv-lite (default UTF-8); reportCsvDelimiter not exactly one
+ *     character, a quote, CR/LF, or not writable in the encoding (default ","); inputReportParameters not
+ *     an array; dateFrom/dateTo missing or not "yyyy-MM-dd HH:mm:ss"; dateFrom not before dateTo; a period
+ *     over 31 days. Other fields (reportName, filters, ...) are accepted and ignored.
+ *  7. Report fault, if chosen: dropMidBody (headers with the full Content-Length, half of the real report,
+ *     then the socket is destroyed), schemaDrift (a report whose header renames Merchant_OID to
+ *     Merchant_Order_ID and adds Transaction_status; rows to match).
+ *  8. The report, HTTP 200:
+ *     CSV: Content-Type "text/csv; charset=<reportEncode as sent>", every field quoted, CRLF, see report-csv.ts.
+ *     PDF: Content-Type application/pdf, see report-pdf.ts.
+ *     Both with Content-Disposition: attachment; filename="custom-transactions-report_<from>_<to>.<csv|pdf>"
+ *     (from/to as yyyyMMddHHmmss), streamed with chunked transfer encoding.
+ *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay).
+ *
+ * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
+ * Nothing here logs; the `requests` list never holds a signature or key.
+ */
+import { generateKeyPair as generateKeyPairCb, createPublicKey } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { parseAuthorizationHeader, type BodySigningRule } from '../../functions/core/oauth.js';
+import type { GatewaySecret } from '../../functions/core/secret.js';
+import { formatWithPattern, type LocalDateTime } from '../../functions/core/window.js';
+import { Authenticator, type RefusalReason, type SimulatorAccount } from './auth.js';
+import { FaultPlan, HTML_ERROR_PAGE, type FaultOptions } from './faults.js';
+import { reportCsvChunks, writeReportCsv } from './report-csv.js';
+import { reportPdfStream, writeReportPdf } from './report-pdf.js';
+import { parseReportRequest, type ReportRequest } from './report-request.js';
+import { DRIFTED_HEADER, REPORT_HEADER, driftRow, transactionRows } from './transactions.js';
+
+const generateKeyPair = promisify(generateKeyPairCb);
+
+/** The body of every authentication refusal. A client must look for it in 200 text/plain answers. */
+export const NOT_AUTHORISED_MESSAGE = 'You are not authorized to perform this request.';
+
+/** The simulator's throwaway test credentials: printed and written to files freely; never real ones. */
+export const DEFAULT_HMAC_LOGIN = 'sim-merchant-hmac';
+export const DEFAULT_HMAC_CONTROL_KEY = 'simulator-test-control-key-not-a-secret';
+export const DEFAULT_RSA_LOGIN = 'sim-merchant-rsa';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface SimulatorOptions {
+  /** Default 0: the system picks a free port. */
+  port?: number;
+  /** Leading path segment(s) before /services/v2/rpt-engine. Default "paynet-ui" (the real provider's). */
+  pathPrefix?: string;
+  /** Transactions per day of window. Default 250. */
+  rowsPerDay?: number;
+  /** The simulator's clock for timestamp checks and the request log. Default: the real clock. */
+  now?: () => Date;
+  /** Accepted |server time − oauth_timestamp|. Default 300 s. */
+  maxSkewSeconds?: number;
+  /** How the JSON body enters the base string; must match the client's. Default "excluded". */
+  bodySigning?: BodySigningRule;
+  /** Override the HMAC-SHA1 test account. */
+  hmac?: { login?: string; controlKey?: string };
+  /** Override the RSA-SHA256 test account; without privateKeyPem a 2048-bit pair is generated at start. */
+  rsa?: { login?: string; privateKeyPem?: string };
+  /** More accounts, besides the two test ones. */
+  accounts?: SimulatorAccount[];
+  /** A fault mode for this simulator's lifetime (see faults.ts). */
+  fault?: FaultOptions;
+  /** Called once per request with its log entry (the standalone simulator prints them). */
+  onRequest?: (entry: LoggedRequest) => void;
+}
+
+export type RequestOutcome = 'report' | 'refused' | 'bad-request' | 'not-found' | 'method-not-allowed' | 'fault';
+
+/** One received request. Holds what identifies a call, never its signature or any key. */
+export interface LoggedRequest {
+  time: Date;
+  httpMethod: string;
+  path: string;
+  login?: string;
+  signatureMethod?: string;
+  nonce?: string;
+  timestamp?: string;
+  status: number;
+  outcome: RequestOutcome;
+  /** The refusal reason, the body problem or the fault mode. */
+  detail?: RefusalReason | string;
+}
+
+export interface Simulator {
+  /** The full endpoint URL, e.g. http://127.0.0.1:PORT/paynet-ui/services/v2/rpt-engine. */
+  url: string;
+  /** Ready-to-use secrets in the DESIGN.md shape, one per signature method. */
+  credentials: { hmac: GatewaySecret; rsa: GatewaySecret };
+  /** The RSA account's public key (SPKI PEM), as a merchant would hand it to the provider. */
+  rsaPublicKeyPem: string;
+  /** Every request received so far, oldest first. */
+  readonly requests: readonly LoggedRequest[];
+  close(): Promise<void>;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const now = options.now ?? (() => new Date());
+  const rowsPerDay = options.rowsPerDay ?? 250;
+  if (!Number.isFinite(rowsPerDay) || rowsPerDay < 0) throw new RangeError(`rowsPerDay must be a number ≥ 0, got ${rowsPerDay}.`);
+  const prefix = (options.pathPrefix ?? 'paynet-ui').replace(/^\/+|\/+$/g, '');
+  const endpointPath = `${prefix ? `/${prefix}` : ''}/services/v2/rpt-engine`;
+
+  const { privateKeyPem, publicKeyPem } = await rsaKeys(options.rsa?.privateKeyPem);
+  const hmac = { login: options.hmac?.login ?? DEFAULT_HMAC_LOGIN, controlKey: options.hmac?.controlKey ?? DEFAULT_HMAC_CONTROL_KEY };
+  const rsaLogin = options.rsa?.login ?? DEFAULT_RSA_LOGIN;
+  const auth = new Authenticator(
+    [
+      { login: hmac.login, signatureMethod: 'HMAC-SHA1', controlKey: hmac.controlKey },
+      { login: rsaLogin, signatureMethod: 'RSA-SHA256', publicKeyPem },
+      ...(options.accounts ?? []),
+    ],
+    { maxSkewSeconds: options.maxSkewSeconds ?? 300, bodySigning: options.bodySigning ?? 'excluded' },
+  );
+  const faults = new FaultPlan(options.fault);
+  const requests: LoggedRequest[] = [];
+  const closing = new AbortController();
+  let port = 0;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? `127.0.0.1:${port}`}`);
+    const oauth = parseAuthorizationHeader(req.headers.authorization) ?? {};
+    const entry: LoggedRequest = {
+      time: now(),
+      httpMethod: req.method ?? '',
+      path: url.pathname,
+      login: oauth.oauth_consumer_key,
+      signatureMethod: oauth.oauth_signature_method,
+      nonce: oauth.oauth_nonce,
+      timestamp: oauth.oauth_timestamp,
+      status: 0,
+      outcome: 'fault',
+    };
+    const log = (status: number, outcome: RequestOutcome, detail?: string) => {
+      Object.assign(entry, { status, outcome, detail });
+      requests.push(entry);
+      options.onRequest?.(entry);
+    };
+
+    if (url.pathname !== endpointPath) {
+      req.resume();
+      sendText(res, 404, 'Not found.');
+      return log(404, 'not-found');
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      res.setHeader('Allow', 'POST');
+      sendText(res, 405, 'Only POST is allowed here.');
+      return log(405, 'method-not-allowed');
+    }
+    const body = await readBody(req);
+    if (body === null) {
+      res.setHeader('Connection', 'close');
+      sendText(res, 400, `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      return log(400, 'bad-request', 'body too large');
+    }
+
+    const early = faults.take('before-auth');
+    let slowed = false;
+    if (early) {
+      switch (early.mode) {
+        case 'slow':
+          try {
+            await sleep(early.delayMs ?? 2000, undefined, { signal: closing.signal });
+          } catch {
+            return; // the simulator is closing
+          }
+          slowed = true;
+          break;
+        case 'error500':
+          sendText(res, 500, 'Internal Server Error');
+          return log(500, 'fault', early.mode);
+        case 'rateLimited': {
+          const seconds = early.retryAfterSeconds ?? 1;
+          res.setHeader('Retry-After', String(seconds));
+          sendText(res, 429, `Too many requests; retry after ${seconds} second(s).`);
+          return log(429, 'fault', early.mode);
+        }
+        case 'htmlError':
+          res.writeHead(200, { 'Content-Type': 'text/html; charset=UTF-8' }).end(HTML_ERROR_PAGE);
+          return log(200, 'fault', early.mode);
+        case 'emptyBody':
+          res.writeHead(200, { 'Content-Type': 'text/csv; charset=UTF-8', 'Content-Length': '0' }).end();
+          return log(200, 'fault', early.mode);
+      }
+    }
+
+    const verdict = auth.check({ method: 'POST', url, authorization: req.headers.authorization, body, now: now() });
+    if (!verdict.ok) {
+      // Exactly the spec's refusal: 200, text/plain, one sentence, whatever the cause.
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end(NOT_AUTHORISED_MESSAGE);
+      return log(200, 'refused', verdict.reason);
+    }
+
+    const parsed = parseReportRequest(req.headers['content-type'], body);
+    if (!parsed.ok) {
+      sendText(res, 400, parsed.problem);
+      return log(400, 'bad-request', parsed.problem);
+    }
+
+    const late = faults.take('on-report');
+    const report = parsed.request;
+    const drift = late?.mode === 'schemaDrift';
+    const header = drift ? DRIFTED_HEADER : REPORT_HEADER;
+    const rows = () => {
+      const plain = transactionRows(verdict.login, report.window, rowsPerDay);
+      return drift ? mapRows(plain, driftRow) : plain;
+    };
+    const pdfOptions = {
+      title: report.reportName,
+      subtitle: `Period ${report.dateFrom} to ${report.dateTo} (end excluded), login ${verdict.login}`,
+      // Fixed document dates (hence the file ID): the window start, read as UTC.
+      date: asUtcDate(report.window.start),
+    };
+    res.setHeader('Content-Type', report.format === 'CSV' ? `text/csv; charset=${report.encoding}` : 'application/pdf');
+    res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
+
+    if (late?.mode === 'dropMidBody') {
+      // Built whole (not streamed) so the headers can promise its full Content-Length: the client then
+      // knows for certain that the body was cut.
+      const full =
+        report.format === 'CSV'
+          ? writeReportCsv(header, rows(), report)
+          : await writeReportPdf(header, rows(), pdfOptions);
+      res.setHeader('Content-Length', String(full.length));
+      res.writeHead(200);
+      log(200, 'fault', late.mode);
+      // Half the promised bytes, flushed, then a hard close: what a dying upstream looks like.
+      res.write(full.subarray(0, Math.ceil(full.length / 2)), () => res.socket?.destroy());
+      return;
+    }
+
+    res.writeHead(200);
+    log(200, 'report', drift ? 'schemaDrift' : slowed ? 'slow' : undefined);
+    const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : reportPdfStream(header, rows(), pdfOptions);
+    try {
+      await pipeline(source, res);
+    } catch {
+      // The client went away mid-answer; nothing to do.
+    }
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      // A bug here must still answer, not hang the client.
+      if (!res.headersSent) sendText(res, 500, 'Internal Server Error');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}${endpointPath}`,
+    credentials: {
+      hmac: { login: hmac.login, controlKey: hmac.controlKey },
+      rsa: { login: rsaLogin, signatureMethod: 'RSA-SHA256', privateKeyPem },
+    },
+    rsaPublicKeyPem: publicKeyPem,
+    requests,
+    close: async () => {
+      closing.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function rsaKeys(privateKeyPem: string | undefined): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
+  if (privateKeyPem) {
+    return { privateKeyPem, publicKeyPem: createPublicKey(privateKeyPem).export({ type: 'spki', format: 'pem' }).toString() };
+  }
+  const pair = await generateKeyPair('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  return { privateKeyPem: pair.privateKey, publicKeyPem: pair.publicKey };
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=UTF-8' }).end(text);
+}
+
+/**
+ * The body as text, or null when it exceeds the limit. An oversized body is still read to its end (and
+ * dropped) so that the 400 reaches the client instead of a reset connection.
+ */
+async function readBody(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+  }
+  return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8');
+}
+
+const asUtcDate = (t: LocalDateTime) => new Date(Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second));
+
+function* mapRows(rows: Iterable<string[]>, f: (row: string[]) => string[]): Generator<string[]> {
+  for (const row of rows) yield f(row);
+}
+
+function fileName(r: ReportRequest): string {
+  const stamp = (t: LocalDateTime) => formatWithPattern(t, 'yyyyMMddHHmmss');
+  return `${r.reportIdentifier}_${stamp(r.window.start)}_${stamp(r.window.end)}.${r.format.toLowerCase()}`;
+}

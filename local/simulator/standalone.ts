@@ -1,0 +1,147 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
+import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
+
+/**
+ * The simulator as a long-running process (`npm run simulator`, or `tsx local/simulator/standalone.ts`):
+ * starts it, writes its two test secrets where `npm start --secret-file` can read them, prints how to use
+ * it, logs one line per request, and stops on SIGINT/SIGTERM.
+ *
+ * The credentials are throwaway test values made for this simulator (the RSA pair is new at every start),
+ * so printing the control key and writing the private key to a file is deliberate; the output says so.
+ */
+
+export interface StandaloneOptions {
+  port?: number;
+  pathPrefix?: string;
+  fault?: FaultOptions;
+  /** Where hmac.json, rsa.json and rsa-public.pem go. Default ./.simulator */
+  secretsDir?: string;
+  rowsPerDay?: number;
+  /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
+  signal?: AbortSignal;
+  /** Where the text goes; default console.log. */
+  print?: (line: string) => void;
+  /** Called once the simulator listens and the files are written. */
+  onReady?: (ready: StandaloneReady) => void;
+}
+
+export interface StandaloneReady {
+  simulator: Simulator;
+  files: { hmac: string; rsa: string; rsaPublicKey: string };
+}
+
+const describeRequest = (r: LoggedRequest) =>
+  `${r.time.toISOString()} ${r.httpMethod} ${r.path} login=${r.login ?? '-'} method=${r.signatureMethod ?? '-'} ` +
+  `-> ${r.status} ${r.outcome}${r.detail ? ` (${r.detail})` : ''}`;
+
+/** Runs until SIGINT, SIGTERM or `signal`, then closes the server and resolves. */
+export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Promise<void> {
+  const print = opts.print ?? ((line: string) => console.log(line));
+  const simulator = await startSimulator({
+    port: opts.port,
+    pathPrefix: opts.pathPrefix,
+    fault: opts.fault,
+    rowsPerDay: opts.rowsPerDay,
+    onRequest: (r) => print(describeRequest(r)),
+  });
+
+  try {
+    const dir = resolve(opts.secretsDir ?? '.simulator');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const files = { hmac: join(dir, 'hmac.json'), rsa: join(dir, 'rsa.json'), rsaPublicKey: join(dir, 'rsa-public.pem') };
+    // Owner-only, like any key file, even though these are test keys.
+    await writeFile(files.hmac, `${JSON.stringify(simulator.credentials.hmac, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(files.rsa, `${JSON.stringify(simulator.credentials.rsa, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(files.rsaPublicKey, simulator.rsaPublicKeyPem, { mode: 0o644 });
+
+    const shown = (p: string) => relative(process.cwd(), p) || p;
+    const { hmac, rsa } = simulator.credentials;
+    const fault = opts.fault
+      ? `${opts.fault.mode}${opts.fault.times !== undefined ? ` (first ${opts.fault.times} request(s))` : ''}`
+      : 'none';
+    [
+      'Gateway simulator running.',
+      `  URL:         ${simulator.url}`,
+      `  HMAC-SHA1:   login "${hmac.login}", control key "${'controlKey' in hmac ? hmac.controlKey : ''}" -> ${shown(files.hmac)}`,
+      `  RSA-SHA256:  login "${rsa.login}", private key -> ${shown(files.rsa)}, public key -> ${shown(files.rsaPublicKey)}`,
+      `  Fault mode:  ${fault}`,
+      '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
+      '  they are printed on purpose and open nothing else.',
+      'Try:',
+      `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(files.hmac)}`,
+      `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(files.rsa)}`,
+      'Stop with Ctrl-C.',
+    ].forEach((line) => print(line));
+    opts.onReady?.({ simulator, files });
+
+    await new Promise<void>((done) => {
+      const stop = () => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        opts.signal?.removeEventListener('abort', stop);
+        done();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      if (opts.signal?.aborted) stop();
+      else opts.signal?.addEventListener('abort', stop, { once: true });
+    });
+  } finally {
+    await simulator.close();
+  }
+  print('Gateway simulator stopped.');
+}
+
+/** Command-line flags, for running this file directly. */
+export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      'path-prefix': { type: 'string' },
+      'secrets-dir': { type: 'string' },
+      'rows-per-day': { type: 'string' },
+      fault: { type: 'string' },
+      times: { type: 'string' },
+      'delay-ms': { type: 'string' },
+      'retry-after': { type: 'string' },
+    },
+    strict: true,
+  });
+  const num = (name: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a whole number, got "${v}".`);
+    return n;
+  };
+  let fault: FaultOptions | undefined;
+  if (values.fault) {
+    if (!FAULT_MODES.includes(values.fault as FaultMode)) {
+      throw new Error(`--fault must be one of ${FAULT_MODES.join(', ')}, got "${values.fault}".`);
+    }
+    fault = {
+      mode: values.fault as FaultMode,
+      times: num('times', values.times),
+      delayMs: num('delay-ms', values['delay-ms']),
+      retryAfterSeconds: num('retry-after', values['retry-after']),
+    };
+  }
+  return {
+    port: num('port', values.port),
+    pathPrefix: values['path-prefix'],
+    secretsDir: values['secrets-dir'],
+    rowsPerDay: num('rows-per-day', values['rows-per-day']),
+    fault,
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  runStandaloneSimulator(parseStandaloneArgs(process.argv.slice(2))).catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exitCode = 1;
+  });
+}
