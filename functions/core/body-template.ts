@@ -44,26 +44,56 @@ export function renderBody(template: unknown, window: ReportWindow): unknown {
   return renderValue(template, window);
 }
 
-/** Placeholders that do not match the documented form, found at load time instead of at the gateway. */
-export function findBadPlaceholders(template: unknown): string[] {
-  const bad: string[] = [];
-  const visit = (v: unknown) => {
+/** A bad placeholder and where it sits in the template, e.g. ['inputReportParameters', 0, 'value']. */
+export interface BadPlaceholder {
+  path: Array<string | number>;
+  placeholder: string;
+}
+
+/** A pattern without any token renders the same text for every window: always a typo, never intended. */
+const PATTERN_TOKEN = /yyyy|MM|dd|HH|mm|ss/;
+
+function isGoodPlaceholder(text: string): boolean {
+  const m = new RegExp(`^${PLACEHOLDER.source}$`).exec(text);
+  return m !== null && PATTERN_TOKEN.test(m[2] ?? '');
+}
+
+/**
+ * Placeholders that do not match the documented form, found at load time instead of at the gateway,
+ * with their path so the configuration error can point at the field.
+ */
+export function findBadPlaceholderPaths(template: unknown): BadPlaceholder[] {
+  const bad: BadPlaceholder[] = [];
+  const visit = (v: unknown, path: Array<string | number>) => {
     if (typeof v === 'string') {
       for (const m of v.matchAll(/\{\{[^}]*\}\}/g)) {
-        if (!new RegExp(PLACEHOLDER.source).test(m[0])) bad.push(m[0]);
+        if (!isGoodPlaceholder(m[0])) bad.push({ path, placeholder: m[0] });
       }
-    } else if (Array.isArray(v)) v.forEach(visit);
-    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+      // An unclosed "{{window.start:yyyy}" would otherwise reach the gateway as literal text.
+      const rest = v.replace(/\{\{[^}]*\}\}/g, '');
+      const open = rest.indexOf('{{');
+      if (open >= 0) bad.push({ path, placeholder: rest.slice(open, open + 40) });
+    } else if (Array.isArray(v)) v.forEach((x, i) => visit(x, [...path, i]));
+    else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => visit(x, [...path, k]));
   };
-  visit(template);
+  visit(template, []);
   return bad;
 }
+
+/** Placeholders that do not match the documented form. */
+export function findBadPlaceholders(template: unknown): string[] {
+  return findBadPlaceholderPaths(template).map((b) => b.placeholder);
+}
+
+/** The advice every bad-placeholder message ends with. */
+export const PLACEHOLDER_HELP =
+  'use {{window.start:PATTERN}}, {{window.end:PATTERN}} or {{window.last:PATTERN}} with tokens yyyy MM dd HH mm ss';
 
 export function assertTemplate(template: unknown, where: string): void {
   const bad = findBadPlaceholders(template);
   if (bad.length) {
     throw new ConfigurationError(
-      `${where}: unknown placeholder(s) ${bad.join(', ')}; use {{window.start:PATTERN}}, {{window.end:PATTERN}} or {{window.last:PATTERN}} with tokens yyyy MM dd HH mm ss.`,
+      `${where}: unknown placeholder(s) ${bad.join(', ')}; ${PLACEHOLDER_HELP}.`,
     );
   }
 }

@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'SchemaDrift'
   | 'TooManyRejectedRows'
   | 'ConfigurationError'
-  | 'InsecureEndpoint';
+  | 'InsecureEndpoint'
+  | 'MalformedReport';
 
 export abstract class PipelineError extends Error {
   abstract readonly code: ErrorCode;
@@ -131,6 +132,26 @@ export class InsecureEndpoint extends PipelineError {
   constructor(readonly host: string) {
     super(
       `Refusing plain HTTP to "${host}": only loopback hosts may be called without TLS. Use the https:// URL the provider publishes.`,
+    );
+  }
+}
+
+/**
+ * The report file itself is broken (not rows in it): CSV syntax RFC 4180 does not allow (an unclosed
+ * quote, a quote inside an unquoted field), or bytes that are not the report's encoding.
+ */
+export class MalformedReport extends PipelineError {
+  readonly code = 'MalformedReport' as const;
+  readonly retryable = false;
+  constructor(
+    readonly reportId: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Report "${reportId}" is not a well-formed CSV file: ${problem}. Nothing was written to the table; the raw file is kept. ` +
+        "Check the report definition's encoding and delimiter; if they are right, send the raw file to the provider's support.",
+      options,
     );
   }
 }

@@ -1,5 +1,6 @@
+import iconv from 'iconv-lite';
 import { z } from 'zod';
-import { assertTemplate } from './body-template.js';
+import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from './body-template.js';
 import { ConfigurationError } from './errors.js';
 import { parseWindowSize } from './window.js';
 
@@ -14,6 +15,35 @@ const athenaName = z
 
 const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
 
+/**
+ * What `reports infer-schema` writes where a sample CSV cannot tell (the gateway's report id, the time zone).
+ * A definition still holding it does not load, so a proposal cannot reach production half filled.
+ */
+export const FILL_ME = 'REPLACE_ME';
+
+const isTimeZone = (tz: string) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The regex shows in the JSON Schema; parseWindowSize (hours must divide a day) stays the authority. */
+const WINDOW_SHAPE = /^(P[1-9]\d*D|PT[1-9]\d*H)$/;
+
+/** EventBridge Scheduler's recurring forms; a one-time at(...) has no "last complete window" to fetch. */
+const SCHEDULE_EXPRESSION = /^(cron\(\S+( \S+){5}\)|rate\([1-9]\d* (minute|minutes|hour|hours|day|days)\))$/;
+
+/** Paths of string values still holding FILL_ME, anywhere in the raw definition. */
+function fillMePaths(v: unknown, path: Array<string | number> = []): Array<Array<string | number>> {
+  if (typeof v === 'string') return v.includes(FILL_ME) ? [path] : [];
+  if (Array.isArray(v)) return v.flatMap((x, i) => fillMePaths(x, [...path, i]));
+  if (v && typeof v === 'object') return Object.entries(v).flatMap(([k, x]) => fillMePaths(x, [...path, k]));
+  return [];
+}
+
 /** Column types as DESIGN.md writes them: string, bigint, decimal(p,s), timestamp, date. */
 export type ColumnKind = 'string' | 'bigint' | 'decimal' | 'timestamp' | 'date';
 
@@ -24,8 +54,18 @@ export const columnSchema = z
     type: z
       .string()
       .regex(/^(string|bigint|timestamp|date|decimal\(\d+,\s*\d+\))$/, 'must be string, bigint, decimal(p,s), timestamp or date')
-      .describe('string | bigint | decimal(p,s) | timestamp | date'),
-    pattern: z.string().optional().describe('Input pattern for timestamp and date, tokens yyyy MM dd HH mm ss'),
+      // examples feed editor completion through the generated JSON Schema.
+      .meta({
+        description: 'string | bigint | decimal(p,s) | timestamp | date',
+        examples: ['string', 'bigint', 'decimal(18,2)', 'timestamp', 'date'],
+      }),
+    pattern: z
+      .string()
+      .optional()
+      .meta({
+        description: 'Input pattern for timestamp and date, tokens yyyy MM dd HH mm ss; other characters are literal',
+        examples: ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm:ss', 'yyyy-MM-dd', 'dd.MM.yyyy'],
+      }),
     nullable: z.boolean().default(false).describe('Whether an empty value is a null (true) or a rejected row (false)'),
     description: z.string().optional(),
   })
@@ -52,27 +92,54 @@ export const columnSchema = z
 
 export const reportDefinitionSchema = z
   .object({
-    $schema: z.string().optional(),
-    id: z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case: it names the Glue table and S3 prefixes'),
+    $schema: z.string().optional().describe('Path of the JSON Schema, for editors: "../report-definition.schema.json"'),
+    id: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case: it names the Glue table and S3 prefixes')
+      .describe('Lower snake_case id: names the Glue table and the S3 prefixes'),
     description: z.string().optional(),
-    reportIdentifier: z.string().min(1),
+    reportIdentifier: z.string().min(1).describe("The gateway's reportIdentifier, from the provider's support"),
     format: z.enum(['CSV', 'PDF']).default('CSV'),
-    encoding: z.string().min(1).default('UTF-8'),
-    delimiter: z.string().length(1).default(','),
+    encoding: z
+      .string()
+      .min(1)
+      .refine((e) => iconv.encodingExists(e), 'is not an encoding this pipeline can decode (for example "UTF-8" or "windows-1251")')
+      .default('UTF-8')
+      .meta({ description: 'Character encoding of the CSV the gateway returns', examples: ['UTF-8', 'windows-1251'] }),
+    delimiter: z.string().length(1).default(',').meta({ description: 'CSV field delimiter', examples: [',', ';', '\t', '|'] }),
     schedule: z
       .object({
-        cron: z.string().min(1).describe('EventBridge Scheduler cron expression, e.g. "cron(15 3 * * ? *)"'),
-        timeZone: z.string().min(1).describe('IANA time zone of the schedule and of the report windows'),
+        cron: z
+          .string()
+          .regex(SCHEDULE_EXPRESSION, 'must be an EventBridge Scheduler expression: "cron(min hour day month weekday year)" or "rate(n unit)"')
+          .describe('EventBridge Scheduler cron expression, e.g. "cron(15 3 * * ? *)"'),
+        timeZone: z
+          .string()
+          .refine(isTimeZone, 'must be an IANA time zone, for example "Europe/Moscow" or "UTC"')
+          .meta({ description: 'IANA time zone of the schedule and of the report windows', examples: ['Europe/Moscow', 'UTC'] }),
       })
       .strict(),
     window: z
       .string()
+      .regex(WINDOW_SHAPE, 'must be "P<n>D" (days) or "PT<n>H" (hours dividing 24)')
+      // Only a well-shaped window gets this second message; the regex already spoke for the others.
+      .refine(
+        (w) => { try { return !WINDOW_SHAPE.test(w) || Boolean(parseWindowSize(w)); } catch { return false; } },
+        'hours must divide 24 (PT1H, PT2H, PT3H, PT4H, PT6H, PT8H, PT12H, PT24H)',
+      )
       .default('P1D')
-      .refine((w) => { try { parseWindowSize(w); return true; } catch { return false; } }, 'must be "P<n>D" or "PT<n>H"'),
+      .meta({ description: 'Length of one report window: whole days (P1D) or hours dividing a day (PT1H)', examples: ['P1D', 'PT1H'] }),
     lookback: z.number().int().min(0).max(31).default(0).describe('Also re-fetch this many windows before the current one'),
     rejects: z.object({ maxShare: z.number().min(0).max(1).default(0) }).strict().default({ maxShare: 0 }),
-    bodyTemplate: z.record(z.string(), z.unknown()),
-    columns: z.array(columnSchema).min(1),
+    bodyTemplate: z
+      .record(z.string(), z.unknown())
+      .superRefine((t, ctx) => {
+        for (const b of findBadPlaceholderPaths(t)) {
+          ctx.addIssue({ code: 'custom', message: `unknown placeholder ${b.placeholder}; ${PLACEHOLDER_HELP}`, path: b.path });
+        }
+      })
+      .describe("The JSON body exactly as the provider's support hands it over, with {{window.start:PATTERN}} placeholders"),
+    columns: z.array(columnSchema).min(1).describe('The CSV columns in header order'),
   })
   .strict()
   .superRefine((d, ctx) => {
@@ -80,14 +147,24 @@ export const reportDefinitionSchema = z
     d.columns.forEach((c, i) => {
       if (seen.has(c.name)) ctx.addIssue({ code: 'custom', message: `duplicate column name "${c.name}"`, path: ['columns', i, 'name'] });
       seen.add(c.name);
+      if (c.name === 'dt') ctx.addIssue({ code: 'custom', message: '"dt" is the partition column; pick another name', path: ['columns', i, 'name'] });
     });
-    if (d.columns.some((c) => c.name === 'dt')) {
-      ctx.addIssue({ code: 'custom', message: '"dt" is the partition column; pick another name', path: ['columns'] });
-    }
-  });
+  })
+  // Runs even when other fields failed (`when`), so a half-filled proposal lists every placeholder at once.
+  .superRefine(
+    (d, ctx) => {
+      for (const path of fillMePaths(d)) {
+        ctx.addIssue({ code: 'custom', message: `still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`, path, params: { fillMe: true } });
+      }
+    },
+    { when: () => true },
+  )
+  .meta({ title: 'Report definition', description: 'One report the pipeline fetches, its schedule and its column schema (DESIGN.md "Report definition")' });
 
 export type ReportDefinition = z.output<typeof reportDefinitionSchema>;
 export type ColumnDefinition = z.output<typeof columnSchema>;
+/** A definition as written in a config file: defaults may be left out. */
+export type ReportDefinitionInput = z.input<typeof reportDefinitionSchema>;
 
 /** Validates a parsed definition; the error names the file, the report and every bad field. */
 export function parseReportDefinition(raw: unknown, file: string): ReportDefinition {
@@ -95,12 +172,15 @@ export function parseReportDefinition(raw: unknown, file: string): ReportDefinit
   const id = (raw as { id?: unknown } | null)?.id;
   const report = typeof id === 'string' ? `report "${id}"` : 'report (no id)';
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => {
-      const path = i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)';
-      return `  ${path}: ${i.message}`;
-    });
+    const pathOf = (i: z.core.$ZodIssue) =>
+      i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)';
+    const isFillMe = (i: z.core.$ZodIssue) => i.code === 'custom' && i.params?.fillMe === true;
+    // "REPLACE_ME is not an IANA time zone" beside "still the placeholder" says the same thing twice.
+    const placeholders = new Set(parsed.error.issues.filter(isFillMe).map(pathOf));
+    const lines = parsed.error.issues
+      .filter((i) => isFillMe(i) || !placeholders.has(pathOf(i)))
+      .map((i) => `  ${pathOf(i)}: ${i.message}`);
     throw new ConfigurationError(`${file}: ${report} is invalid:\n${lines.join('\n')}`);
   }
-  assertTemplate(parsed.data.bodyTemplate, `${file}: ${report}, bodyTemplate`);
   return parsed.data;
 }

@@ -23,9 +23,10 @@ export interface ReportWindow {
 export type WindowSize = { unit: 'day'; count: number } | { unit: 'hour'; count: number };
 
 export function parseWindowSize(text: string): WindowSize {
-  const days = /^P(\d+)D$/.exec(text);
+  // A zero-length window would make windowsBetween loop forever: the count starts at 1.
+  const days = /^P([1-9]\d*)D$/.exec(text);
   if (days) return { unit: 'day', count: Number(days[1]) };
-  const hours = /^PT(\d+)H$/.exec(text);
+  const hours = /^PT([1-9]\d*)H$/.exec(text);
   if (hours && 24 % Number(hours[1]) === 0) return { unit: 'hour', count: Number(hours[1]) };
   throw new ConfigurationError(`window "${text}" must be "P<n>D" (days) or "PT<n>H" (hours dividing 24).`);
 }

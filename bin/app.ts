@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+import { resolve } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { loadEnvironments } from '../config/environments.js';
+import { loadCatalog } from '../config/reports/index.js';
+import { addCompliancePacks } from '../lib/compliance.js';
+import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
+
+/**
+ * The CDK app: one stack per environment in config/environments/ (PaynetReports-<name>), checked by
+ * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs on every synthesis.
+ *
+ * Context:
+ *   -c handlerEntry=<file>   bundle this module for both functions instead of the real handlers (an offline
+ *                            check of the infrastructure alone, e.g. test/infra/fixtures/noop-handler.ts).
+ *   -c environments=a,b      synthesize only these environments.
+ */
+const app = new App();
+const override = app.node.tryGetContext('handlerEntry') as string | undefined;
+const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
+const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
+const reports = loadCatalog().reports;
+
+for (const config of loadEnvironments()) {
+  if (only && !only.includes(config.name)) continue;
+  new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries });
+}
+addCompliancePacks(app);
+app.synth();

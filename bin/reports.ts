@@ -1,0 +1,66 @@
+#!/usr/bin/env -S npx tsx
+/**
+ * `reports`: the command line of the pipeline. `npm start` is `reports run`; `npm run simulator` is
+ * `reports simulator`. Commands load their modules lazily so each starts fast.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { isPipelineError } from '../functions/core/errors.js';
+
+const program = new Command('reports')
+  .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
+  .showHelpAfterError();
+
+const positiveInt = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number');
+  return n;
+};
+
+program
+  .command('run', { isDefault: true })
+  .description('run the whole pipeline for some windows: the embedded simulator unless --gateway-url is given')
+  .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
+  .option('--from <date>', 'first window start, inclusive (YYYY-MM-DD in the report time zone); default: yesterday')
+  .option('--to <date>', 'end, exclusive (YYYY-MM-DD); default: the start of the current window')
+  .option('--gateway-url <url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) instead of the simulator')
+  .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
+  .option('--out <dir>', 'where raw report files are saved', './reports-out')
+  .action(async (opts) => {
+    const { runLocal } = await import('../local/run-local.js');
+    await runLocal(opts);
+  });
+
+program
+  .command('simulator')
+  .description('run the gateway simulator on 127.0.0.1 until Ctrl-C; prints its URL and test credentials')
+  .option('--port <n>', 'port (0: any free port)', positiveInt, 0)
+  .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
+  .option('--secrets-dir <dir>', 'where hmac.json, rsa.json and rsa-public.pem are written', '.simulator')
+  .option('--rows-per-day <n>', 'rows in a one-day report', positiveInt)
+  .addOption(
+    new Option('--fault <mode>', 'answer every request with a fault').choices([
+      'slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift',
+    ]),
+  )
+  .option('--times <n>', 'apply the fault to the first n requests only', positiveInt)
+  .option('--delay-ms <n>', 'delay of the slow fault', positiveInt)
+  .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', positiveInt)
+  .action(async (opts) => {
+    const { runStandaloneSimulator } = await import('../local/simulator/index.js');
+    await runStandaloneSimulator({
+      port: opts.port,
+      pathPrefix: opts.pathPrefix,
+      secretsDir: opts.secretsDir,
+      rowsPerDay: opts.rowsPerDay,
+      fault: opts.fault
+        ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
+        : undefined,
+    });
+  });
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  // Typed errors already say what to do; anything else is a bug worth its stack.
+  if (isPipelineError(e)) console.error(`${e.code}: ${e.message}`);
+  else console.error(e);
+  process.exitCode = 1;
+});

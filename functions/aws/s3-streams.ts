@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+
+export { MultipartSink, type MultipartSinkOptions } from './multipart-sink.js';
+
+/**
+ * Streams in and out of S3 without holding a whole file in memory, and without ever leaving a partial
+ * object at a key: an upload either completes or leaves nothing (a new object, or on a versioned bucket a
+ * new version, appears only on CompleteMultipartUpload / a finished PutObject).
+ */
+
+export const MIB = 1024 * 1024;
+/** S3's minimum size of every part but the last. */
+export const MIN_PART_BYTES = 5 * MIB;
+
+/** What a finished upload reports; the caller records it in the run manifest. */
+export interface StoredObject {
+  bucket: string;
+  key: string;
+  /** Undefined on an unversioned bucket (and always on the local lake: s3rver has no versioning). */
+  versionId: string | undefined;
+  /** S3's ETag, quotes removed. For multipart uploads it is not an MD5 of the content: use sha256. */
+  etag: string | undefined;
+  bytes: number;
+  /** Lower-case hex SHA-256 of exactly the bytes stored. */
+  sha256: string;
+}
+
+/** The object (or the version asked for) does not exist. Not retryable: S3 events for deleted objects end here. */
+export class ObjectNotFound extends Error {
+  readonly retryable = false;
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+    readonly versionId?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`s3://${bucket}/${key}${versionId ? ` (version ${versionId})` : ''} does not exist.`, options);
+    this.name = 'ObjectNotFound';
+  }
+}
+
+const unquote = (etag: string | undefined) => etag?.replace(/"/g, '');
+
+/** Counts and hashes the bytes passing through, so the checksum costs no second read. */
+function digestingPassThrough() {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ bytes, sha256: hash.digest('hex') }) };
+}
+
+export interface UploadStreamInput {
+  client: S3Client;
+  bucket: string;
+  key: string;
+  body: Readable;
+  contentType: string;
+  /** User metadata (x-amz-meta-*): ASCII keys and values, 2 KB in all. */
+  metadata?: Record<string, string>;
+  /** Default 8 MiB, at least 5 MiB. Memory held is about partSizeBytes × (queueSize + 1). */
+  partSizeBytes?: number;
+  /** Parts uploaded in parallel; default 2 to keep a 512 MB Lambda well clear of its limit. */
+  queueSize?: number;
+}
+
+/**
+ * Streams `body` to s3://bucket/key: one PutObject below one part, a multipart upload above. While the
+ * bytes stream through, they are counted and hashed (SHA-256).
+ *
+ * Why the checksum is returned and not stored as object metadata: metadata is sent when the upload
+ * starts, before the last byte (and so the digest) is known; adding it afterwards would need a copy of
+ * the whole object. The caller records `sha256` in the run manifest, beside the object's versionId.
+ *
+ * If `body` fails (the gateway drops the connection mid-report), the multipart upload is aborted and the
+ * body's own error is rethrown, so nothing appears at the key. If S3 fails, `body` is destroyed (its
+ * producer sees the error instead of waiting forever) and the S3 error is rethrown.
+ */
+export async function uploadStream(input: UploadStreamInput): Promise<StoredObject> {
+  const partSize = Math.max(input.partSizeBytes ?? 8 * MIB, MIN_PART_BYTES);
+  const digest = digestingPassThrough();
+  // The body's own failure, told apart from the one we cause below by destroying it after an S3 failure.
+  let bodyError: unknown;
+  let stoppingBody = false;
+  input.body.on('error', (e) => {
+    if (!stoppingBody) bodyError ??= e;
+  });
+  const piped = pipeline(input.body, digest.stream).catch(() => undefined); // failures are seen through bodyError and upload.done()
+  const upload = new Upload({
+    client: input.client,
+    queueSize: input.queueSize ?? 2,
+    partSize,
+    leavePartsOnError: false,
+    params: {
+      Bucket: input.bucket,
+      Key: input.key,
+      Body: digest.stream,
+      ContentType: input.contentType,
+      Metadata: input.metadata,
+    },
+  });
+  let out;
+  try {
+    out = await upload.done();
+  } catch (e) {
+    if (!input.body.destroyed) {
+      stoppingBody = true;
+      input.body.destroy(e instanceof Error ? e : new Error(String(e)));
+    }
+    await piped;
+    // The body's failure is the cause; an S3 error seen after it (e.g. while aborting) is a consequence.
+    throw bodyError ?? e;
+  }
+  await piped;
+  // Defensive: an upload cannot complete on a failed body, but never report success for one.
+  if (bodyError) throw bodyError;
+  return {
+    bucket: input.bucket,
+    key: input.key,
+    versionId: out.VersionId,
+    etag: unquote(out.ETag),
+    ...digest.result(),
+  };
+}
+
+export interface OpenedObject {
+  body: Readable;
+  contentLength: number | undefined;
+  contentType: string | undefined;
+  /** User metadata, keys lower-case without the x-amz-meta- prefix. */
+  metadata: Record<string, string>;
+  /** The version read: pass the S3 event's versionId to read exactly the object that caused the event. */
+  versionId: string | undefined;
+  etag: string | undefined;
+}
+
+/** Opens an object (or one version of it) as a Node stream. Consume or destroy `body`: it holds a connection. */
+export async function openObjectStream(input: {
+  client: S3Client;
+  bucket: string;
+  key: string;
+  versionId?: string;
+}): Promise<OpenedObject> {
+  try {
+    const out = await input.client.send(
+      new GetObjectCommand({ Bucket: input.bucket, Key: input.key, VersionId: input.versionId }),
+    );
+    const body = out.Body;
+    if (!body) throw new ObjectNotFound(input.bucket, input.key, input.versionId);
+    return {
+      // In Node the SDK's body is an http.IncomingMessage (a Readable); in other runtimes, a web stream.
+      body: body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as import('node:stream/web').ReadableStream),
+      contentLength: out.ContentLength,
+      contentType: out.ContentType,
+      metadata: out.Metadata ?? {},
+      versionId: out.VersionId,
+      etag: unquote(out.ETag),
+    };
+  } catch (e) {
+    if (e instanceof ObjectNotFound) throw e;
+    if (e instanceof NoSuchKey || (e instanceof S3ServiceException && (e.name === 'NoSuchVersion' || e.name === 'NoSuchKey'))) {
+      throw new ObjectNotFound(input.bucket, input.key, input.versionId, { cause: e });
+    }
+    throw e;
+  }
+}
+
+export interface PutBytesInput {
+  client: S3Client;
+  bucket: string;
+  key: string;
+  body: Uint8Array | string;
+  contentType: string;
+  metadata?: Record<string, string>;
+}
+
+/** One PutObject for small objects (manifests, rejected-row files): all or nothing by itself. */
+export async function putBytes(input: PutBytesInput): Promise<StoredObject> {
+  const bytes = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
+  const out = await input.client.send(
+    new PutObjectCommand({
+      Bucket: input.bucket,
+      Key: input.key,
+      Body: bytes,
+      ContentLength: bytes.byteLength,
+      ContentType: input.contentType,
+      Metadata: input.metadata,
+    }),
+  );
+  return {
+    bucket: input.bucket,
+    key: input.key,
+    versionId: out.VersionId,
+    etag: unquote(out.ETag),
+    bytes: bytes.byteLength,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  };
+}
+
+/** Pretty-printed JSON with a final newline: manifests are read by people too. */
+export function putJson(input: Omit<PutBytesInput, 'body' | 'contentType'> & { value: unknown }): Promise<StoredObject> {
+  const { value, ...rest } = input;
+  return putBytes({ ...rest, body: `${JSON.stringify(value, null, 2)}\n`, contentType: 'application/json; charset=utf-8' });
+}

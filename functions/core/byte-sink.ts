@@ -1,0 +1,82 @@
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+
+/**
+ * Where the converter's bytes go: the Parquet file, the rejects file. Either a Node Writable (a file
+ * stream, or the PassThrough an S3 multipart upload reads) or this small interface, whose promises
+ * are the backpressure: the converter awaits each write before producing more.
+ */
+export interface ByteSink {
+  /** Takes the next bytes. A returned promise holds the converter until the sink can take more. */
+  write(bytes: Uint8Array): void | Promise<void>;
+  /** After the last bytes: resolves when they are stored (e.g. the multipart upload completed). */
+  end(): void | Promise<void>;
+  /**
+   * The output must not be published (schema drift, too many rejected rows, any failure): discard what
+   * was written, e.g. abort the multipart upload. Called at most once, never after end().
+   */
+  abort?(reason: Error): void | Promise<void>;
+}
+
+export type OutputSink = ByteSink | Writable;
+
+/** A sink with a byte count, whatever it was given as. */
+export interface CountingSink {
+  readonly bytes: number;
+  write(bytes: Uint8Array): Promise<void>;
+  end(): Promise<void>;
+  abort(reason: Error): Promise<void>;
+}
+
+const isWritable = (s: OutputSink): s is Writable =>
+  typeof (s as Writable).on === 'function' && typeof (s as Writable).once === 'function' && typeof (s as Writable).end === 'function';
+
+export function countingSink(sink: OutputSink): CountingSink {
+  let bytes = 0;
+  let closed = false;
+  if (isWritable(sink)) {
+    return {
+      get bytes() {
+        return bytes;
+      },
+      async write(chunk) {
+        bytes += chunk.byteLength;
+        if (sink.destroyed) throw sink.errored ?? new Error('the output stream was closed before the conversion ended');
+        if (!sink.write(chunk)) await Promise.race([once(sink, 'drain'), finished(sink)]);
+      },
+      async end() {
+        closed = true;
+        sink.end();
+        await finished(sink);
+      },
+      async abort(reason) {
+        if (closed) return;
+        closed = true;
+        // Destroy *with* the error: a consumer such as an S3 Upload reading this stream must see a failure,
+        // or it would complete the upload with what it got so far. The no-op listener keeps the error from
+        // being unhandled when nobody else listens.
+        sink.on('error', () => {});
+        sink.destroy(reason);
+      },
+    };
+  }
+  return {
+    get bytes() {
+      return bytes;
+    },
+    async write(chunk) {
+      bytes += chunk.byteLength;
+      await sink.write(chunk);
+    },
+    async end() {
+      closed = true;
+      await sink.end();
+    },
+    async abort(reason) {
+      if (closed) return;
+      closed = true;
+      await sink.abort?.(reason);
+    },
+  };
+}

@@ -1,0 +1,225 @@
+import type { Readable } from 'node:stream';
+import { countingSink, type OutputSink } from './byte-sink.js';
+import { CsvRecordReader } from './csv-records.js';
+import { startEncoder, type EncoderMode } from './encoder-thread.js';
+import { ConfigurationError, SchemaDrift, TooManyRejectedRows } from './errors.js';
+import { RejectWriter } from './reject-writer.js';
+import type { ReportDefinition } from './report-definition.js';
+import { RowBatchBuilder } from './row-group-buffer.js';
+
+/**
+ * A report's CSV to one Parquet file (DESIGN.md "parse Lambda"), streaming end to end:
+ * input chunk -> decode -> csv-parse -> header check -> typed batches -> row groups -> Parquet bytes
+ * -> output sink, each step waiting for the next, so memory is bounded whatever the file size
+ * (a chunk of input, one row group being filled, one being encoded and written).
+ *
+ * The output only receives bytes after the header matched the definition. It is ended (the file is
+ * complete) only on success; on any failure, including too many rejected rows, it is aborted, so an
+ * S3 multipart upload is never completed with a file that must not be published. The rejects file is
+ * ended whenever the whole input was read, so it is complete when TooManyRejectedRows is thrown.
+ */
+
+export interface ConvertOptions {
+  /** The raw report bytes (a file or S3 object stream). */
+  input: Readable | AsyncIterable<Uint8Array | string>;
+  /** The Parquet file: a Writable (file, the PassThrough an S3 Upload reads) or a ByteSink. */
+  output: OutputSink;
+  report: ReportDefinition;
+  /** The rejected rows as CSV (line, column, reason, record). Omit to only count them. */
+  rejects?: OutputSink;
+  /** Most rows in a row group (default 100,000). */
+  rowGroupRows?: number;
+  /** Most estimated uncompressed bytes in a row group (default 32 MiB): keeps huge fields from piling up. */
+  rowGroupBytes?: number;
+  /** Largest share of rejected rows that still publishes (default: the report's rejects.maxShare). */
+  maxRejectShare?: number;
+  /** Where Parquet encoding runs (default 'auto': a worker thread when available; see encoder-thread.ts). */
+  encoder?: EncoderMode;
+  /** The worker script, when it is not parquet-worker.js beside this module (bundles). */
+  workerUrl?: URL;
+}
+
+export interface Manifest {
+  reportId: string;
+  /** Data records read (the header is not one). rowsRead = rowsWritten + rowsRejected. */
+  rowsRead: number;
+  /** Records that typed and went into the Parquet file. */
+  rowsWritten: number;
+  rowsRejected: number;
+  /** Blank lines skipped (they hold no record). */
+  emptyLines: number;
+  rowGroups: number;
+  /** Raw bytes read from the input. */
+  bytesIn: number;
+  /** Parquet bytes written to the output. */
+  bytesOut: number;
+  /** Bytes of the rejects file, when one was asked for. */
+  rejectBytes?: number;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  encoder: 'worker' | 'inline';
+  timings: {
+    /** Decoding, parsing and typing on the calling thread. */
+    parseMs: number;
+    /** Parquet encoding (on the worker when there is one, so it overlaps parseMs). */
+    encodeMs: number;
+    /** Waiting for the input, the encoder and the sinks. */
+    waitMs: number;
+  };
+}
+
+export const DEFAULT_ROW_GROUP_ROWS = 100_000;
+export const DEFAULT_ROW_GROUP_BYTES = 32 * 1024 * 1024;
+
+/** The manifest of a run that threw TooManyRejectedRows, so the caller can still store it. */
+export function manifestOf(error: unknown): Manifest | undefined {
+  return (error as { manifest?: Manifest } | null)?.manifest;
+}
+
+/**
+ * Throws SchemaDrift unless the header row is exactly the definition's headers, in order. Names
+ * compare exactly: a renamed, re-cased or padded header is drift, because guessing would silently
+ * load one column's values into another.
+ */
+export function checkHeader(report: ReportDefinition, header: readonly string[]): void {
+  const expected = report.columns.map((c) => c.header);
+  if (header.length === expected.length && header.every((h, i) => h === expected[i])) return;
+  const got = new Set(header);
+  const want = new Set(expected);
+  const missing = expected.filter((h) => !got.has(h));
+  const extra = header.filter((h, i) => !want.has(h) || header.indexOf(h) !== i); // unknown, or a duplicate
+  const moved = expected.filter((h, i) => got.has(h) && header.indexOf(h) !== i);
+  throw new SchemaDrift(report.id, missing, extra, moved);
+}
+
+export async function convertCsvToParquet(options: ConvertOptions): Promise<Manifest> {
+  const { report } = options;
+  const rowGroupRows = options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
+  const rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
+  const maxShare = options.maxRejectShare ?? report.rejects.maxShare;
+  if (!(rowGroupRows >= 1) || !(rowGroupBytes >= 1)) throw new ConfigurationError('rowGroupRows and rowGroupBytes must be positive');
+  if (!(maxShare >= 0 && maxShare <= 1)) throw new ConfigurationError(`maxRejectShare must be between 0 and 1, got ${maxShare}`);
+  if (report.format !== 'CSV') throw new ConfigurationError(`report "${report.id}" is ${report.format}, not CSV: there is nothing to convert`);
+
+  const started = Date.now();
+  const t0 = performance.now();
+  const out = countingSink(options.output);
+  const rejectSink = options.rejects ? countingSink(options.rejects) : undefined;
+  const rejects = new RejectWriter(rejectSink, report.delimiter);
+  const columns = report.columns;
+  const headers = columns.map((c) => c.header);
+  const builder = new RowBatchBuilder(columns);
+
+  let encoder: ReturnType<typeof startEncoder> | undefined;
+  let headerSeen = false;
+  let rowsRead = 0;
+  let rowsWritten = 0;
+  let rowsRejected = 0;
+  let groupRows = 0;
+  let groupBytes = 0;
+  let bytesIn = 0;
+  let parseMs = 0;
+  // With no rejects allowed, the first one decides the run: stop encoding, keep reading to count them all.
+  let doomed = false;
+
+  const ship = (endOfGroup: boolean) => {
+    const batch = builder.take();
+    if (!doomed) encoder?.add(batch, endOfGroup);
+    if (endOfGroup) {
+      groupRows = 0;
+      groupBytes = 0;
+    }
+  };
+
+  const reject = (line: number, column: string, reason: string, record: string[]) => {
+    rowsRejected++;
+    rejects.add(line, column, reason, record);
+    if (maxShare === 0 && !doomed) {
+      doomed = true;
+      void encoder?.abort();
+      void out.abort(new Error(`rejected rows in report "${report.id}": the Parquet file will not be published`));
+    }
+  };
+
+  const onRecord = (record: string[], line: number) => {
+    if (!headerSeen) {
+      checkHeader(report, record);
+      headerSeen = true;
+      encoder = startEncoder({ columns }, out, options.encoder, options.workerUrl);
+      return;
+    }
+    rowsRead++;
+    if (record.length !== columns.length) {
+      reject(line, '', `has ${record.length} field(s), the header has ${columns.length}`, record);
+      return;
+    }
+    const typed = builder.add(record);
+    if (typeof typed !== 'number') {
+      reject(line, headers[typed.column]!, typed.reason, record);
+      return;
+    }
+    rowsWritten++;
+    groupRows++;
+    groupBytes += typed;
+    if (groupRows >= rowGroupRows || groupBytes >= rowGroupBytes) ship(true);
+    else if (builder.full) ship(false);
+  };
+
+  const reader = new CsvRecordReader(report.id, report.delimiter, report.encoding, onRecord);
+  let rejectsClosed = false;
+  try {
+    for await (const chunk of options.input) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      bytesIn += bytes.length;
+      const t = performance.now();
+      reader.write(bytes);
+      parseMs += performance.now() - t;
+      await encoder?.ready();
+      await rejects.drain();
+    }
+    const t = performance.now();
+    reader.end();
+    parseMs += performance.now() - t;
+    if (!headerSeen) throw new SchemaDrift(report.id, headers, [], []);
+    if (groupRows > 0 || builder.rows > 0) ship(true);
+
+    await rejects.close();
+    rejectsClosed = true;
+    const manifest = (encodeMs: number, rowGroups: number): Manifest => {
+      const durationMs = performance.now() - t0;
+      return {
+        reportId: report.id,
+        rowsRead,
+        rowsWritten,
+        rowsRejected,
+        emptyLines: reader.emptyLines,
+        rowGroups,
+        bytesIn,
+        bytesOut: out.bytes,
+        ...(rejectSink ? { rejectBytes: rejectSink.bytes } : {}),
+        startedAt: new Date(started).toISOString(),
+        finishedAt: new Date(started + durationMs).toISOString(),
+        durationMs: Math.round(durationMs),
+        encoder: encoder?.mode ?? 'inline',
+        timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
+      };
+    };
+
+    if (rowsRejected > 0 && rowsRejected / rowsRead > maxShare) {
+      const error = new TooManyRejectedRows(report.id, rowsRejected, rowsRead, maxShare);
+      await encoder?.abort();
+      await out.abort(error);
+      throw Object.assign(error, { manifest: manifest(0, 0) });
+    }
+    const { encodeMs, rowGroups } = await encoder!.finish();
+    await out.end();
+    return manifest(encodeMs, rowGroups);
+  } catch (e) {
+    const error = e instanceof Error ? e : new Error(String(e));
+    await encoder?.abort();
+    await out.abort(error);
+    if (!rejectsClosed) await rejects.abort(error);
+    throw error;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Guessing a column's type from sample values. The rule throughout: when in doubt, string. A string
+ * column never rejects a row, while a wrong bigint, decimal or date rejects every later row that does
+ * not fit, so a type is proposed only when every non-empty sample value fits it.
+ */
+
+export interface InferredType {
+  type: string;
+  pattern?: string;
+  nullable: boolean;
+  /** Reasons worth showing to the person reviewing the proposal. */
+  notes: string[];
+}
+
+/** Tried in this order; the first that fits every value wins. MM/dd variants only when dd/MM does not fit. */
+export const TIMESTAMP_PATTERNS = ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm:ss', 'yyyy-MM-ddTHH:mm:ss', 'dd/MM/yyyy HH:mm:ss'] as const;
+export const DATE_PATTERNS = ['yyyy-MM-dd', 'dd.MM.yyyy', 'dd/MM/yyyy'] as const;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Precision of every proposed decimal: the most an INT64-backed Parquet decimal holds (DESIGN.md). */
+const DECIMAL_PRECISION = 18;
+/**
+ * The smallest proposed scale. A sample of amounts may happen to hold only "10" and "10.5"; money has
+ * cents, and a scale too small rejects the first "10.25" while a larger one costs nothing.
+ */
+const MIN_DECIMAL_SCALE = 2;
+
+const INTEGER = /^[+-]?\d+$/;
+const PLAIN_DECIMAL = /^[+-]?(\d+)(?:\.(\d+))?$/;
+/** "00123" is a code (terminal, branch, postal): as a number it would lose its zeros. "0" and "0.5" are numbers. */
+const LEADING_ZERO = /^[+-]?0\d/;
+const DECIMAL_COMMA = /^[+-]?\d+,\d+$/;
+/** Looks like a date or time, so a miss deserves a note rather than a silent string. */
+const DATE_LIKE = /^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}/;
+
+const example = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+
+const TOKEN_DIGITS: Record<string, number> = { yyyy: 4, MM: 2, dd: 2, HH: 2, mm: 2, ss: 2 };
+
+/** A matcher for one pattern: literal characters as they are, tokens as fixed-width digits, calendar checked. */
+function patternMatcher(pattern: string): (value: string) => boolean {
+  const tokens: string[] = [];
+  const source = pattern.replace(/yyyy|MM|dd|HH|mm|ss|[^yMdHms]+|./g, (part) => {
+    const digits = TOKEN_DIGITS[part];
+    if (digits === undefined) return part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    tokens.push(part);
+    return `(\\d{${digits}})`;
+  });
+  const re = new RegExp(`^${source}$`);
+  return (value) => {
+    const m = re.exec(value);
+    if (!m) return false;
+    const f: Record<string, number> = { yyyy: 2000, MM: 1, dd: 1, HH: 0, mm: 0, ss: 0 };
+    tokens.forEach((t, i) => (f[t] = Number(m[i + 1])));
+    const [y, mo, d, h, mi, s] = [f.yyyy!, f.MM!, f.dd!, f.HH!, f.mm!, f.ss!];
+    const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+    return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && s <= 59;
+  };
+}
+
+const fitsAll = (values: readonly string[], pattern: string) => values.every(patternMatcher(pattern));
+
+/** A day-first pattern as month-first: the US reading of the same slashes. */
+const monthFirst = (pattern: string) => pattern.replace('dd/MM', 'MM/dd');
+
+/**
+ * The first pattern fitting every value. Slashed dates read day first (the gateway and its merchants are
+ * European); month first only when the values prove it (a "second field" above 12).
+ */
+function matchPattern(values: readonly string[], patterns: readonly string[]): { pattern: string; note?: string } | undefined {
+  for (const p of patterns) {
+    if (!fitsAll(values, p)) {
+      if (p.includes('dd/MM') && fitsAll(values, monthFirst(p))) return { pattern: monthFirst(p) };
+      continue;
+    }
+    if (p.includes('dd/MM') && fitsAll(values, monthFirst(p))) {
+      return { pattern: p, note: `every value reads both as ${p} and ${monthFirst(p)}: chose ${p}; check it` };
+    }
+    return { pattern: p };
+  }
+  return undefined;
+}
+
+/** bigint, decimal, or string for numbers that must not be numbers; undefined when the values are not numeric. */
+function numericType(values: readonly string[]): { type: string; notes: string[] } | undefined {
+  const coded = values.find((v) => LEADING_ZERO.test(v) && PLAIN_DECIMAL.test(v));
+  if (values.every((v) => INTEGER.test(v))) {
+    if (coded) return { type: 'string', notes: [`values with leading zeros such as ${example(coded)}: kept as string (codes lose their zeros as numbers)`] };
+    const big = values.find((v) => BigInt(v) < INT64_MIN || BigInt(v) > INT64_MAX);
+    if (big) return { type: 'string', notes: [`integers beyond 64 bits such as ${example(big)}: kept as string`] };
+    return { type: 'bigint', notes: [] };
+  }
+  if (!values.every((v) => PLAIN_DECIMAL.test(v))) return undefined;
+  if (coded) return { type: 'string', notes: [`values with leading zeros such as ${example(coded)}: kept as string (codes lose their zeros as numbers)`] };
+  let intDigits = 0;
+  let fracDigits = 0;
+  for (const v of values) {
+    const m = PLAIN_DECIMAL.exec(v)!;
+    intDigits = Math.max(intDigits, m[1]!.replace(/^0+(?=\d)/, '').length);
+    fracDigits = Math.max(fracDigits, m[2]?.length ?? 0);
+  }
+  const scale = Math.max(fracDigits, MIN_DECIMAL_SCALE);
+  if (intDigits + scale > DECIMAL_PRECISION) {
+    return { type: 'string', notes: [`decimals with ${intDigits} integer and ${fracDigits} fractional digits exceed decimal(18,s): kept as string`] };
+  }
+  const notes = fracDigits < MIN_DECIMAL_SCALE ? [`at most ${fracDigits} fractional digit(s) seen: scale ${MIN_DECIMAL_SCALE} so cents fit`] : [];
+  return { type: `decimal(${DECIMAL_PRECISION},${scale})`, notes };
+}
+
+/** The type of one column from its sample values; an empty value makes it nullable. */
+export function inferColumnType(values: readonly string[]): InferredType {
+  const present = values.filter((v) => v !== '');
+  const empty = values.length - present.length;
+  const nullable = empty > 0;
+  const notes = nullable ? [`${empty} empty value(s) of ${values.length}: made nullable`] : [];
+  if (present.length === 0) {
+    return { type: 'string', nullable: true, notes: ['no values in the sample: typed string and nullable; set the type when data shows it'] };
+  }
+
+  const numeric = numericType(present);
+  if (numeric) return { type: numeric.type, nullable, notes: [...notes, ...numeric.notes] };
+
+  for (const [type, patterns] of [['timestamp', TIMESTAMP_PATTERNS], ['date', DATE_PATTERNS]] as const) {
+    const match = matchPattern(present, patterns);
+    if (match) return { type, pattern: match.pattern, nullable, notes: match.note ? [...notes, match.note] : notes };
+  }
+
+  const sample = present[0]!;
+  if (present.every((v) => DECIMAL_COMMA.test(v))) {
+    notes.push(`values such as ${example(sample)} use a decimal comma: kept as string (a decimal column reads a decimal point)`);
+  } else if (present.every((v) => DATE_LIKE.test(v))) {
+    notes.push(`values such as ${example(sample)} look like dates but fit no supported pattern (or not all of them do): kept as string`);
+  }
+  return { type: 'string', nullable, notes };
+}

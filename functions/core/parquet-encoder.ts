@@ -1,0 +1,266 @@
+import type { Encoding, SchemaElement } from 'hyparquet';
+import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
+import type { ColumnDefinition } from './report-definition.js';
+import type { RowBatch, WireColumn } from './row-group-buffer.js';
+import { parquetSchema } from './table-schema.js';
+
+/**
+ * Row groups to Parquet bytes with hyparquet-writer. The same code runs on the parsing thread
+ * (inline mode) or in parquet-worker.ts; batches arrive in order and a row group is closed by the
+ * caller, who decides its bounds (rows and bytes).
+ */
+
+export interface EncoderSettings {
+  columns: ColumnDefinition[];
+  /** Target uncompressed page size in bytes (hyparquet-writer's default is 1 MiB). */
+  pageSize?: number;
+}
+
+/**
+ * Per-column encodings, chosen by type because the gateway's reports are shaped alike: ids rise and
+ * rows come in time order, so DELTA_BINARY_PACKED stores them in a few bits a value (on the benchmark:
+ * transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16). Both are standard Parquet v2 encodings
+ * that Athena (Trino) and DuckDB read. Everything else is left to hyparquet-writer, which dictionary-
+ * encodes a column chunk when that at least halves it (currency, type, merchant, the report date),
+ * except long distinct strings with shared prefixes, which get DELTA_BYTE_ARRAY (chooseStringEncoding).
+ */
+function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
+  return column.kind === 'bigint' || column.kind === 'timestamp' ? 'DELTA_BINARY_PACKED' : undefined;
+}
+
+/** How a string column chunk is handed to hyparquet-writer (see stringColumn). */
+interface StringPlan {
+  /** Few distinct values: JS strings, which hyparquet-writer dictionary-encodes by value. */
+  dictionary: boolean;
+  /** Distinct values sharing prefixes: DELTA_BYTE_ARRAY; otherwise PLAIN. */
+  delta: boolean;
+}
+
+/**
+ * Decides from a sample of a row group's values. DELTA_BYTE_ARRAY stores each string as (prefix shared
+ * with the previous one, suffix); it pays for distinct values with common prefixes (order ids like
+ * "ORD-1A2B3C4D": -20% on the benchmark) and only costs time otherwise.
+ */
+export function planStrings(sample: ReadonlyArray<string | null>): StringPlan {
+  const seen = new Set<string>();
+  let shared = 0;
+  let total = 0;
+  let count = 0;
+  let prev: string | null = null;
+  for (const v of sample) {
+    if (v === null) continue;
+    count++;
+    seen.add(v);
+    total += v.length;
+    if (prev !== null) {
+      const max = Math.min(prev.length, v.length);
+      let p = 0;
+      while (p < max && prev.charCodeAt(p) === v.charCodeAt(p)) p++;
+      shared += p;
+    }
+    prev = v;
+  }
+  if (count < 16 || seen.size <= count / 2) return { dictionary: true, delta: false };
+  return { dictionary: false, delta: shared * 4 >= total };
+}
+
+const SAMPLE = 512;
+
+/**
+ * A string column chunk. Few distinct values go as JS strings: hyparquet-writer builds the dictionary
+ * with a Map and encodes only the distinct values. Many distinct values go as UTF-8 bytes, encoded once
+ * per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
+ * would otherwise TextEncoder every value into its own ArrayBuffer, which was the largest cost of
+ * encoding (and of garbage collection) on the benchmark. Such columns get no min/max statistics: on
+ * distinct text in no particular order they prune nothing, and computing them was the next cost.
+ */
+function stringColumn(parts: WireColumn[], rows: number): Pick<ColumnSource, 'data' | 'encoding' | 'statistics'> {
+  const sample = sliceStrings(parts, Math.min(rows, SAMPLE));
+  const plan = planStrings(sample);
+  if (plan.dictionary) return { data: sliceStrings(parts, rows) };
+  return { data: utf8Views(parts, rows), encoding: plan.delta ? 'DELTA_BYTE_ARRAY' : 'PLAIN', statistics: false };
+}
+
+/** The first `rows` values as JS strings (slices of the batch's joined text: no copy for long values). */
+function sliceStrings(parts: WireColumn[], rows: number): Array<string | null> {
+  const out = new Array<string | null>(rows);
+  let r = 0;
+  for (const part of parts) {
+    if (part.kind !== 'string') throw new Error('batch columns out of order');
+    const { text, lengths } = part;
+    let pos = 0;
+    for (let i = 0; i < lengths.length && r < rows; i++) {
+      const len = lengths[i]!;
+      if (len < 0) out[r++] = null;
+      else {
+        out[r++] = text.slice(pos, pos + len);
+        pos += len;
+      }
+    }
+    if (r >= rows) break;
+  }
+  return out;
+}
+
+/** Every value as a Uint8Array view into its batch's UTF-8 buffer. */
+function utf8Views(parts: WireColumn[], rows: number): Array<Uint8Array | null> {
+  const out = new Array<Uint8Array | null>(rows);
+  let r = 0;
+  for (const part of parts) {
+    if (part.kind !== 'string') throw new Error('batch columns out of order');
+    const { text, lengths } = part;
+    const bytes = Buffer.from(text, 'utf8');
+    const base = bytes.byteOffset;
+    const buffer = bytes.buffer;
+    const ascii = bytes.length === text.length; // then byte offsets are char offsets
+    let chars = 0;
+    let at = 0;
+    for (let i = 0; i < lengths.length; i++) {
+      const len = lengths[i]!;
+      if (len < 0) {
+        out[r++] = null;
+        continue;
+      }
+      const size = ascii ? len : utf8Length(text, chars, chars + len);
+      out[r++] = new Uint8Array(buffer, base + at, size);
+      chars += len;
+      at += size;
+    }
+  }
+  return out;
+}
+
+/** UTF-8 bytes of text[from, to): what Buffer.from wrote for it (lone surrogates become 3-byte U+FFFD). */
+function utf8Length(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < to && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** Joins a row group's batches into the column arrays hyparquet-writer takes. */
+export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): ColumnSource[] {
+  let rows = 0;
+  for (const b of batches) rows += b.rows;
+  return columns.map((column, c) => {
+    const parts = batches.map((b) => b.columns[c]!);
+    if (column.kind === 'string') return { name: column.name, ...stringColumn(parts, rows) };
+    const encoding = fixedEncoding(column);
+    return { name: column.name, data: joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
+  });
+}
+
+function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigInt64Array | Int32Array | Array<bigint | number | null> {
+  const first = parts[0];
+  const joined = first?.kind === 'int32' ? new Int32Array(rows) : new BigInt64Array(rows);
+  let r = 0;
+  for (const part of parts) {
+    if (part.kind === 'string') throw new Error('batch columns out of order');
+    (joined as Int32Array).set(part.values as Int32Array, r);
+    r += part.values.length;
+  }
+  if (!nullable) return joined;
+  // hyparquet-writer marks nulls by null values, which typed arrays cannot hold.
+  const out = Array.from(joined as ArrayLike<number | bigint>) as Array<bigint | number | null>;
+  r = 0;
+  for (const part of parts) {
+    if (part.kind === 'string') continue;
+    const nulls = part.nulls;
+    if (nulls) for (let i = 0; i < nulls.length; i++) if (nulls[i]) out[r + i] = null;
+    r += part.values.length;
+  }
+  return out;
+}
+
+/**
+ * A hyparquet-writer Writer that hands its bytes out at every row-group boundary instead of keeping the
+ * file in memory. hyparquet-writer calls flush() after each row group and awaits it when it returns a
+ * promise, which is how a slow sink (an S3 multipart upload) slows the encoder down.
+ */
+export class ChunkedWriter extends ByteWriter {
+  constructor(private readonly deliver: (bytes: Uint8Array) => void | Promise<void>) {
+    super(1 << 20);
+  }
+
+  /** Copies the pending bytes out (the buffer is reused) and resets the buffer index, not the file offset. */
+  private take(): Uint8Array {
+    const bytes = new Uint8Array(this.buffer.slice(0, this.index));
+    this.index = 0;
+    return bytes;
+  }
+
+  flush(): void | Promise<void> {
+    if (this.index === 0) return;
+    return this.deliver(this.take());
+  }
+
+  override finish(): void | Promise<void> {
+    return this.flush();
+  }
+}
+
+/**
+ * The schema data pages are encoded with: the same physical types, without the DECIMAL, TIMESTAMP and
+ * DATE annotations. Our values already are the physical values (unscaled int64, epoch millis, epoch
+ * days), and with the annotations hyparquet-writer would first "unconvert" every value into a new
+ * array (Array.from + a function call each), ~0.3 s per million rows for nothing. Data pages and
+ * statistics carry physical values either way (the bytes are the same); the footer, written by
+ * finish(), gets the annotated schema, which is what readers use. UTF8 stays: it makes hyparquet-writer
+ * cut string statistics on character boundaries. test/unit/table-schema.test.ts reads the footer back.
+ */
+export function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[] {
+  return schema.map((e) => {
+    if (e.converted_type === 'UTF8' || (!e.converted_type && !e.logical_type)) return e;
+    const { converted_type: _c, logical_type: _l, precision: _p, scale: _s, ...physical } = e;
+    return physical;
+  });
+}
+
+/** Encodes row groups into one Parquet file as they come. */
+export class RowGroupEncoder {
+  private readonly writer: ParquetWriter;
+  private readonly columns: ColumnDefinition[];
+  private readonly pageSize: number | undefined;
+  private readonly schema: SchemaElement[];
+  private readonly physical: SchemaElement[];
+  /** Milliseconds spent encoding (not waiting for the sink), for the manifest's timings. */
+  encodeMs = 0;
+  rowGroups = 0;
+
+  constructor(settings: EncoderSettings, deliver: (bytes: Uint8Array) => void | Promise<void>) {
+    this.columns = settings.columns;
+    this.pageSize = settings.pageSize;
+    this.schema = parquetSchema(settings.columns);
+    this.physical = physicalSchema(this.schema);
+    // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
+    this.writer = new ParquetWriter({ writer: new ChunkedWriter(deliver), schema: this.physical, codec: 'SNAPPY', createdBy: 'paynet-reports-pipeline' });
+  }
+
+  /** Encodes the batches as one row group; resolves once its bytes are delivered. */
+  async writeRowGroup(batches: readonly RowBatch[]): Promise<void> {
+    const rows = batches.reduce((n, b) => n + b.rows, 0);
+    if (rows === 0) return;
+    const t = performance.now();
+    const columnData = assembleColumns(this.columns, batches);
+    const written = this.writer.write({ columnData, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
+    this.encodeMs += performance.now() - t;
+    this.rowGroups++;
+    await written;
+  }
+
+  /** Writes the footer. A file with no row group is a valid, empty Parquet file (header-only reports). */
+  async finish(): Promise<void> {
+    const t = performance.now();
+    this.writer.schema = this.schema; // the footer declares the logical types (see physicalSchema)
+    const done = this.writer.finish();
+    this.encodeMs += performance.now() - t;
+    await done;
+  }
+}

@@ -1,0 +1,52 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
+import type { RowBatch } from './row-group-buffer.js';
+
+/**
+ * The encoding thread (see encoder-thread.ts): receives typed batches in order, encodes a row group
+ * when told the group is complete, and posts the Parquet bytes back; the parsing thread writes them to
+ * the sink. Messages are handled one at a time, in order.
+ */
+
+export type ToWorker = { t: 'batch'; batch: RowBatch; end: boolean } | { t: 'finish' };
+export type FromWorker =
+  | { t: 'bytes'; bytes: Uint8Array }
+  | { t: 'group' }
+  | { t: 'done'; encodeMs: number; rowGroups: number }
+  | { t: 'error'; message: string; stack?: string };
+
+const port = parentPort;
+if (!port) throw new Error('parquet-worker.ts runs as a worker thread (encoder-thread.ts starts it)');
+
+const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
+const encoder = new RowGroupEncoder(workerData as EncoderSettings, (bytes) => post({ t: 'bytes', bytes }, [bytes.buffer as ArrayBuffer]));
+let group: RowBatch[] = [];
+let queue = Promise.resolve();
+let failed = false;
+
+async function handle(m: ToWorker): Promise<void> {
+  if (m.t === 'batch') {
+    group.push(m.batch);
+    if (!m.end) return;
+    const batches = group;
+    group = [];
+    await encoder.writeRowGroup(batches);
+    post({ t: 'group' });
+  } else {
+    await encoder.finish();
+    post({ t: 'done', encodeMs: encoder.encodeMs, rowGroups: encoder.rowGroups });
+  }
+}
+
+port.on('message', (m: ToWorker) => {
+  queue = queue.then(async () => {
+    if (failed) return;
+    try {
+      await handle(m);
+    } catch (e) {
+      failed = true;
+      const err = e instanceof Error ? e : new Error(String(e));
+      post({ t: 'error', message: err.message, ...(err.stack ? { stack: err.stack } : {}) });
+    }
+  });
+});

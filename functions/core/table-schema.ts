@@ -1,0 +1,120 @@
+import type { SchemaElement } from 'hyparquet';
+import type { ColumnDefinition } from './report-definition.js';
+
+/**
+ * One schema, three uses (DESIGN.md): a report's column definitions alone generate
+ *  1. the Parquet schema hyparquet-writer writes into every file's footer,
+ *  2. the Glue table's columns (Athena type strings),
+ *  3. the local DuckDB view over the same files.
+ * Each use maps one column definition through one switch here; no other file spells a type.
+ * test/unit/table-schema.test.ts writes a file of every type and proves the three agree.
+ */
+
+/** The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. */
+export const PARTITION_KEYS: ReadonlyArray<{ name: string; type: string }> = [{ name: 'dt', type: 'string' }];
+
+/** The Athena (Glue) type of a column: string, bigint, decimal(p,s), timestamp, date. */
+export function athenaType(column: ColumnDefinition): string {
+  switch (column.kind) {
+    case 'string':
+      return 'string';
+    case 'bigint':
+      return 'bigint';
+    case 'decimal':
+      return `decimal(${decimalOf(column).precision},${decimalOf(column).scale})`;
+    case 'timestamp':
+      return 'timestamp';
+    case 'date':
+      return 'date';
+  }
+}
+
+/** The DuckDB type that reads what the Parquet schema writes and matches the Athena type. */
+export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' | 'scale'>): string {
+  switch (column.kind) {
+    case 'string':
+      return 'VARCHAR';
+    case 'bigint':
+      return 'BIGINT';
+    case 'decimal':
+      return `DECIMAL(${decimalOf(column).precision},${decimalOf(column).scale})`;
+    case 'timestamp':
+      // TIMESTAMP (without time zone): the gateway's wall clock, as Parquet's isAdjustedToUTC=false says.
+      return 'TIMESTAMP';
+    case 'date':
+      return 'DATE';
+  }
+}
+
+/** Glue/Athena type strings for the partition keys, mapped the same way for DuckDB. */
+const duckdbTypeOfAthena = (athena: string): string => ({ string: 'VARCHAR', bigint: 'BIGINT', date: 'DATE' })[athena] ?? athena.toUpperCase();
+
+/**
+ * The Parquet schema element of a column. Logical types are set explicitly (DESIGN.md "Parquet for
+ * Athena"): hyparquet-writer's TIMESTAMP basic type would write TIMESTAMP_MILLIS, which means
+ * "adjusted to UTC", and the gateway's times are wall-clock times in the report's zone.
+ */
+export function parquetElement(column: ColumnDefinition): SchemaElement {
+  const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';
+  const name = column.name;
+  switch (column.kind) {
+    case 'string':
+      return { name, repetition_type, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
+    case 'bigint':
+      return { name, repetition_type, type: 'INT64' };
+    case 'decimal': {
+      // INT64-backed: the definition validator caps precision at 18, the most digits an int64 holds.
+      const { precision, scale } = decimalOf(column);
+      return {
+        name,
+        repetition_type,
+        type: 'INT64',
+        converted_type: 'DECIMAL',
+        precision,
+        scale,
+        logical_type: { type: 'DECIMAL', precision, scale },
+      };
+    }
+    case 'timestamp':
+      // No converted_type: TIMESTAMP_MILLIS would contradict isAdjustedToUTC=false for older readers.
+      return { name, repetition_type, type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' } };
+    case 'date':
+      return { name, repetition_type, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } };
+  }
+}
+
+/** The whole Parquet schema: a root element, then one flat leaf per column in definition order. */
+export function parquetSchema(columns: readonly ColumnDefinition[]): SchemaElement[] {
+  return [{ name: 'root', num_children: columns.length }, ...columns.map(parquetElement)];
+}
+
+/** The Glue table's columns, in file order. Partition keys are separate (PARTITION_KEYS). */
+export function glueColumns(columns: readonly ColumnDefinition[]): Array<{ name: string; type: string; comment?: string }> {
+  return columns.map((c) => ({ name: c.name, type: athenaType(c), ...(c.description ? { comment: c.description } : {}) }));
+}
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * The DuckDB view that plays the Glue table locally: every column cast to the type Athena sees, so a
+ * query that works here works in Athena. `glob` is the table's files, e.g. `.lake/tables/transactions/*\/*.parquet`,
+ * laid out as `dt=<date>/` directories (hive partitioning gives the dt column).
+ */
+export function duckdbViewSql(viewName: string, glob: string, columns: readonly ColumnDefinition[]): string {
+  const select = [
+    ...columns.map((c) => `CAST(${ident(c.name)} AS ${duckdbType(c)}) AS ${ident(c.name)}`),
+    ...PARTITION_KEYS.map((k) => `CAST(${ident(k.name)} AS ${duckdbTypeOfAthena(k.type)}) AS ${ident(k.name)}`),
+  ];
+  return (
+    `CREATE OR REPLACE VIEW ${ident(viewName)} AS SELECT\n  ${select.join(',\n  ')}\n` +
+    `FROM read_parquet(${literal(glob)}, hive_partitioning = true)`
+  );
+}
+
+function decimalOf(column: Pick<ColumnDefinition, 'precision' | 'scale'>): { precision: number; scale: number } {
+  if (column.precision === undefined || column.scale === undefined) {
+    throw new Error('a decimal column without precision and scale: parse it with parseReportDefinition first');
+  }
+  return { precision: column.precision, scale: column.scale };
+}

@@ -1,0 +1,143 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { parseWindowSize } from '../functions/core/window.js';
+import { MetricName, reportMetric } from './metrics.js';
+
+/** A report as the alarms see it: its id and its window ("P1D", "PT6H"). */
+export interface WatchedReport {
+  readonly id: string;
+  readonly window: string;
+}
+
+export interface AlarmsProps {
+  readonly environment: string;
+  readonly fetchFunction: lambda.IFunction;
+  readonly parseFunction: lambda.IFunction;
+  /** Every dead-letter queue of the pipeline, by a short readable name ("schedule", "fetch-failures", "parse"). */
+  readonly deadLetterQueues: Record<string, sqs.IQueue>;
+  readonly reports: readonly WatchedReport[];
+  /** Encrypts the topic; CloudWatch is allowed to use it to publish. */
+  readonly key: kms.IKey;
+  readonly emails: readonly string[];
+  /** Added to each report's window before "no fresh data" alarms. */
+  readonly freshnessGrace: Duration;
+  /**
+   * Whether the freshness alarms notify. Off while the schedules are off: with no runs, "no rows" would alarm
+   * for ever (missing data counts as breaching).
+   */
+  readonly freshnessActionsEnabled: boolean;
+}
+
+/** CloudWatch alarms evaluate at most 7 days (period x evaluation periods). */
+const MAX_EVALUATION = Duration.days(7);
+
+export const windowDuration = (window: string): Duration => {
+  const size = parseWindowSize(window);
+  return size.unit === 'day' ? Duration.days(size.count) : Duration.hours(size.count);
+};
+
+/**
+ * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
+ * Failed runs (function errors), dead letters (any message in any dead-letter queue), rejected rows
+ * per report, and freshness per report (no rows written within the report's window plus a grace).
+ */
+export class Alarms extends Construct {
+  readonly topic: sns.Topic;
+  readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: AlarmsProps) {
+    super(scope, id);
+    this.topic = new sns.Topic(this, 'Topic', {
+      displayName: `paynet-reports ${props.environment} alarms`,
+      masterKey: props.key,
+      enforceSSL: true,
+    });
+    for (const email of props.emails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    // CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only).
+    props.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'], // in a key policy "*" means this key
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
+      }),
+    );
+    const action = new actions.SnsAction(this.topic);
+    // Alarm and recovery both notify, so a mail thread shows when a problem ended.
+    const add = (alarmId: string, alarmProps: cloudwatch.AlarmProps) => {
+      const alarm = new cloudwatch.Alarm(this, alarmId, alarmProps);
+      alarm.addAlarmAction(action);
+      alarm.addOkAction(action);
+      this.alarms.push(alarm);
+    };
+    const prefix = `paynet-reports-${props.environment}`;
+
+    for (const [name, fn] of [
+      ['fetch', props.fetchFunction],
+      ['parse', props.parseFunction],
+    ] as const) {
+      add(`${name}-errors`, {
+        alarmName: `${prefix}-${name}-errors`,
+        alarmDescription: `The ${name} function failed (threw or timed out). Its log group has the typed error saying what to do.`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no invocations, no failures
+      });
+    }
+
+    for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
+      add(`dead-letters-${name}`, {
+        alarmName: `${prefix}-dead-letters-${name}`,
+        alarmDescription: `Messages wait in the ${name} dead-letter queue: a run or a file was given up on. Inspect, fix, then re-drive or purge.`,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
+
+    for (const report of props.reports) {
+      add(`rejected-rows-${report.id}`, {
+        alarmName: `${prefix}-rejected-rows-${report.id}`,
+        alarmDescription: `Report "${report.id}": rows failed typing and were quarantined under rejected/${report.id}/ with line numbers and reasons.`,
+        metric: reportMetric(MetricName.RowsRejected, props.environment, report.id, { period: Duration.minutes(5) }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
+      const period = windowDuration(report.window).plus(props.freshnessGrace);
+      if (period.toSeconds() > MAX_EVALUATION.toSeconds()) {
+        throw new Error(
+          `Report "${report.id}": window ${report.window} plus ${props.freshnessGrace.toHours()} h grace is longer than the 7 days a CloudWatch alarm can look back; shorten the window or the grace.`,
+        );
+      }
+      add(`freshness-${report.id}`, {
+        alarmName: `${prefix}-no-fresh-data-${report.id}`,
+        alarmDescription:
+          `Report "${report.id}": no rows were written in the last ${period.toHours()} h (window ${report.window} + grace). ` +
+          'Check the fetch and parse alarms and logs, the schedule, and whether the gateway returned an empty report.',
+        metric: reportMetric(MetricName.RowsWritten, props.environment, report.id, { period }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        // No data point at all is exactly what this alarm is about.
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+        actionsEnabled: props.freshnessActionsEnabled,
+      });
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import * as athena from 'aws-cdk-lib/aws-athena';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
+import { projectPath } from './pipeline-function.js';
+
+export interface CatalogProps {
+  readonly environment: string;
+  /** One Glue table per report, columns generated from its definition. */
+  readonly reports: readonly ReportDefinition[];
+  readonly curatedBucket: s3.IBucket;
+  readonly resultsBucket: s3.IBucket;
+  /** Encrypts query results (SSE-KMS). */
+  readonly key: kms.IKey;
+  /** Athena cancels a query of this workgroup once it has scanned this many bytes. */
+  readonly bytesScannedCutoffPerQuery: number;
+  readonly removalPolicy: RemovalPolicy;
+  /** Folder of *.sql files saved as named queries; defaults to queries/ (the local run uses the same files). */
+  readonly queriesDir?: string;
+  /** First date partition projection enumerates (yyyy-MM-dd). */
+  readonly projectionStart?: string;
+}
+
+/** Partition projection: Athena computes dt=... partitions itself, so no crawler and no MSCK REPAIR are needed. */
+const DT_FORMAT = 'yyyy-MM-dd';
+
+/** Glue database name: Athena wants lower case letters, digits and underscores. */
+export const databaseName = (environment: string): string => `paynet_reports_${environment.replace(/-/g, '_')}`;
+export const workGroupName = (environment: string): string => `paynet-reports-${environment}`;
+
+export interface NamedQuerySource {
+  readonly name: string;
+  readonly description: string;
+  readonly sql: string;
+}
+
+/** Reads queries/*.sql: the name is the file name, the description its leading `--` comment lines. */
+export function readNamedQueries(dir: string): NamedQuerySource[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((file) => {
+      const sql = readFileSync(join(dir, file), 'utf8').trim();
+      const comment = sql
+        .split('\n')
+        .filter((l) => l.startsWith('--'))
+        .map((l) => l.replace(/^--\s?/, ''))
+        .join(' ');
+      const description = (comment || basename(file, '.sql')).slice(0, 1024);
+      return { name: basename(file, '.sql'), description, sql };
+    });
+}
+
+/**
+ * The query side: a Glue database with one Parquet table per report over curated/tables/<report>/,
+ * partitioned by dt with partition projection; an Athena workgroup that enforces encrypted results
+ * and a scan limit; and the shared analyst queries as named queries.
+ */
+export class Catalog extends Construct {
+  readonly database: glue.Database;
+  readonly tables: Record<string, glue.S3Table> = {};
+  readonly workGroup: athena.CfnWorkGroup;
+  readonly namedQueries: athena.CfnNamedQuery[] = [];
+
+  constructor(scope: Construct, id: string, props: CatalogProps) {
+    super(scope, id);
+    this.database = new glue.Database(this, 'Database', {
+      databaseName: databaseName(props.environment),
+      description: `paynet-reports ${props.environment}: one table per gateway report`,
+      removalPolicy: props.removalPolicy,
+    });
+
+    for (const report of props.reports) {
+      const prefix = `tables/${report.id}/`;
+      // The L2 S3Table (aws-cdk-lib 2.276) renders partition projection itself; only the location template is ours.
+      this.tables[report.id] = new glue.S3Table(this, `Table-${report.id}`, {
+        database: this.database,
+        tableName: report.id,
+        description: report.description ?? `Gateway report ${report.id}`,
+        storage: glue.S3TableStorage.fromBucket(props.curatedBucket),
+        s3Prefix: prefix,
+        dataFormat: glue.DataFormat.PARQUET,
+        // The same function generates the Parquet schema the parse function writes: no second copy of the columns.
+        columns: glueColumns(report.columns).map(toGlueColumn),
+        partitionKeys: PARTITION_KEYS.map(toGlueColumn),
+        partitionProjection: {
+          dt: glue.PartitionProjectionConfiguration.date({
+            min: props.projectionStart ?? '2020-01-01',
+            max: 'NOW',
+            format: DT_FORMAT,
+          }),
+        },
+        parameters: {
+          'storage.location.template': `s3://${props.curatedBucket.bucketName}/${prefix}dt=\${dt}/`,
+        },
+        // The data is SSE-KMS on the bucket, which S3 decrypts transparently; the flag is for client-side encryption.
+        hasEncryptedData: false,
+      });
+    }
+
+    this.workGroup = new athena.CfnWorkGroup(this, 'WorkGroup', {
+      name: workGroupName(props.environment),
+      description: `paynet-reports ${props.environment}: analysts' queries over the report tables`,
+      state: 'ENABLED',
+      // Dropping the workgroup (stack deletion, rename) also drops its saved queries and history instead of failing.
+      recursiveDeleteOption: true,
+      workGroupConfiguration: {
+        // Clients cannot override the output location or turn encryption off.
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: props.bytesScannedCutoffPerQuery,
+        engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
+        resultConfiguration: {
+          outputLocation: props.resultsBucket.s3UrlForObject('athena/'),
+          encryptionConfiguration: { encryptionOption: 'SSE_KMS', kmsKey: props.key.keyArn },
+        },
+      },
+    });
+
+    for (const q of readNamedQueries(props.queriesDir ?? projectPath('queries'))) {
+      this.namedQueries.push(
+        new athena.CfnNamedQuery(this, `Query-${q.name}`, {
+          name: q.name,
+          description: q.description,
+          database: this.database.databaseName,
+          workGroup: this.workGroup.ref, // the Ref also orders creation after the workgroup
+          queryString: q.sql,
+        }),
+      );
+    }
+  }
+}
+
+/** Athena type strings (from table-schema.ts) as Glue columns; all of them are primitive types. */
+function toGlueColumn(c: { name: string; type: string; comment?: string }): glue.Column {
+  return { name: c.name, type: { inputString: c.type, isPrimitive: true }, comment: c.comment };
+}

@@ -1,0 +1,84 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { MetricName, reportMetric } from './metrics.js';
+
+export interface DashboardProps {
+  readonly environment: string;
+  readonly fetchFunction: lambda.IFunction;
+  readonly parseFunction: lambda.IFunction;
+  /** The work queue between the raw bucket and the parse function. */
+  readonly parseQueue: sqs.IQueue;
+  readonly deadLetterQueues: Record<string, sqs.IQueue>;
+  readonly reportIds: readonly string[];
+}
+
+/** Daily reports: an hour per point keeps a two-week view readable. */
+const PERIOD = Duration.hours(1);
+const WIDTH = 12; // two graphs per row (the grid is 24 wide)
+
+/**
+ * One CloudWatch dashboard per environment: runs and failures of both functions, rows written and
+ * rejected, bytes fetched, durations, load lag per report, and the queues (work and dead letters).
+ */
+export class PipelineDashboard extends Construct {
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: DashboardProps) {
+    super(scope, id);
+    const { environment: env, fetchFunction: fetch, parseFunction: parse, reportIds } = props;
+    const perReport = (name: Parameters<typeof reportMetric>[0], statistic: string) =>
+      reportIds.map((r) => reportMetric(name, env, r, { statistic, period: PERIOD, label: r }));
+    const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+      new cloudwatch.GraphWidget({ title, left, right, width: WIDTH, height: 6, period: PERIOD });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `paynet-reports-${env}`,
+      defaultInterval: Duration.days(14),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.TextWidget({
+        markdown: `# paynet-reports ${env}\nScheduled fetches, parses into Parquet, and the data they land. Alarms go to the SNS topic of this stack.`,
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      graph('Runs: fetch (invocations, errors)', [fetch.metricInvocations({ period: PERIOD }), fetch.metricErrors({ period: PERIOD })]),
+      graph('Runs: parse (invocations, errors)', [parse.metricInvocations({ period: PERIOD }), parse.metricErrors({ period: PERIOD })]),
+    );
+    this.dashboard.addWidgets(
+      graph('Rows written per report', perReport(MetricName.RowsWritten, cloudwatch.Stats.SUM)),
+      graph('Rows rejected per report', perReport(MetricName.RowsRejected, cloudwatch.Stats.SUM)),
+    );
+    this.dashboard.addWidgets(
+      graph('Bytes fetched per report', perReport(MetricName.FetchBytes, cloudwatch.Stats.SUM)),
+      graph('Load lag per report (s, window end to Parquet, max)', perReport(MetricName.LoadLagSeconds, cloudwatch.Stats.MAXIMUM)),
+    );
+    this.dashboard.addWidgets(
+      graph('Duration (ms): fetch p50 / max', [
+        fetch.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.percentile(50), label: 'fetch p50' }),
+        fetch.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM, label: 'fetch max' }),
+      ]),
+      graph('Duration (ms): parse p50 / max', [
+        parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.percentile(50), label: 'parse p50' }),
+        parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM, label: 'parse max' }),
+      ]),
+    );
+    const depth = (label: string, q: sqs.IQueue) =>
+      q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label });
+    this.dashboard.addWidgets(
+      graph(
+        'Dead-letter queues (messages visible)',
+        Object.entries(props.deadLetterQueues).map(([name, q]) => depth(name, q)),
+      ),
+      graph(
+        'Raw-files queue (visible; oldest message age, s)',
+        [depth('visible', props.parseQueue)],
+        [props.parseQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label: 'oldest (s)' })],
+      ),
+    );
+  }
+}

@@ -1,0 +1,132 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { grantObjectRead, grantObjectWrite } from './grants.js';
+import { PipelineFunction, projectPath, type LogLevel } from './pipeline-function.js';
+
+export interface ParseProps {
+  readonly environment: string;
+  /** Its ObjectCreated events under raw/ feed the queue. */
+  readonly rawBucket: s3.IBucket;
+  readonly curatedBucket: s3.IBucket;
+  /** Encrypts the log group. */
+  readonly key: kms.IKey;
+  readonly timeout: Duration;
+  readonly memorySize: number;
+  readonly reservedConcurrency?: number;
+  readonly logLevel: LogLevel;
+  readonly logRetention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  /** Handler module; defaults to functions/parse-report/handler.ts. */
+  readonly entry?: string;
+}
+
+/** Receives before a message moves to the dead-letter queue: a crash or time-out is tried twice more. */
+export const MAX_RECEIVE_COUNT = 3;
+/** AWS's guidance for SQS-triggered functions: visibility at least six times the function time-out. */
+export const VISIBILITY_FACTOR = 6;
+
+/** Prefixes the function writes under in the curated bucket (DESIGN.md "S3 layout"). */
+const CURATED_PREFIXES = ['tables/', 'rejected/', 'manifests/'];
+
+/**
+ * The parse side: S3 ObjectCreated under raw/ -> SQS queue (dead-letter queue after three receives)
+ * -> parse function, which reads the raw file and writes Parquet, rejects and a manifest to curated.
+ */
+export class Parse extends Construct {
+  readonly function: PipelineFunction;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  /** Encrypts the two queues. */
+  readonly queueKey: kms.Key;
+
+  constructor(scope: Construct, id: string, props: ParseProps) {
+    super(scope, id);
+    if (props.reservedConcurrency !== undefined && props.reservedConcurrency < 2) {
+      // The SQS poller's maximum concurrency is at least 2: a smaller reservation throttles receives into the DLQ.
+      throw new Error(`Parse: reservedConcurrency must be at least 2 (or none), not ${props.reservedConcurrency}.`);
+    }
+    // The queues get a key of their own: S3 must be allowed to use the queue's key for this bucket only
+    // (aws:SourceArn = raw bucket), and that statement on the bucket's own key would make key and bucket
+    // reference each other, a circular dependency CloudFormation refuses.
+    this.queueKey = new kms.Key(this, 'QueueKey', {
+      description: `paynet-reports ${props.environment}: raw-file notifications queue`,
+      enableKeyRotation: true,
+      removalPolicy: props.removalPolicy,
+      pendingWindow: props.removalPolicy === RemovalPolicy.DESTROY ? Duration.days(7) : undefined,
+    });
+    const queueProps = {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.queueKey,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: props.removalPolicy,
+    } satisfies sqs.QueueProps;
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', queueProps);
+    this.queue = new sqs.Queue(this, 'RawFiles', {
+      ...queueProps,
+      // While one invocation works on a file nobody else may receive it; a retry only after a full time-out.
+      visibilityTimeout: Duration.seconds(props.timeout.toSeconds() * VISIBILITY_FACTOR),
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+    });
+
+    this.function = new PipelineFunction(this, 'Parse', {
+      environment: props.environment,
+      entry: props.entry ?? projectPath('functions/parse-report/handler.ts'),
+      description: 'paynet-reports: convert a raw report to Parquet in the curated bucket',
+      timeout: props.timeout,
+      memorySize: props.memorySize,
+      reservedConcurrency: props.reservedConcurrency,
+      logLevel: props.logLevel,
+      logRetention: props.logRetention,
+      logKey: props.key,
+      removalPolicy: props.removalPolicy,
+      environmentVariables: { CURATED_BUCKET: props.curatedBucket.bucketName },
+    });
+    const fn = this.function.function;
+    grantObjectRead(fn, props.rawBucket, ['raw/']);
+    grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
+
+    fn.addEventSource(
+      new sources.SqsEventSource(this.queue, {
+        // One raw file per invocation: a file can be hundreds of MB and gets the whole time-out to itself.
+        batchSize: 1,
+        reportBatchItemFailures: true,
+        // Never poll more than the reservation allows: throttled receives would count towards the DLQ.
+        maxConcurrency: props.reservedConcurrency,
+      }),
+    );
+
+    props.rawBucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(this.queue), { prefix: 'raw/' });
+    this.acknowledgeNotificationsHandler(props.rawBucket);
+  }
+
+  /**
+   * CDK configures bucket notifications through a deploy-time custom resource of its own
+   * (Custom::S3BucketNotifications, with an inline policy beside the raw bucket).
+   */
+  private acknowledgeNotificationsHandler(bucket: s3.IBucket): void {
+    const why = "CDK's own deploy-time custom resource that writes the raw bucket's notification configuration";
+    const notifications = bucket.node.tryFindChild('Notifications');
+    if (notifications) {
+      Validations.of(notifications).acknowledge({
+        id: 'PCI.DSS.321-IAMNoInlinePolicy',
+        reason: `${why}: its inline policy (s3:PutBucketNotification on this bucket) is generated by CDK and used only during deployments.`,
+      });
+    }
+    // The handler function is a stack-wide singleton CDK adds beside the first bucket with notifications.
+    const handler = Stack.of(this).node.children.find((c) => c.node.id.startsWith('BucketNotificationsHandler'));
+    if (handler) {
+      Validations.of(handler).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        reason: `${why}: CDK gives its handler the AWS basic execution role for its own logs; it runs only during deployments.`,
+      });
+    }
+  }
+}

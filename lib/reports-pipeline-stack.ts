@@ -1,0 +1,135 @@
+import { Annotations, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import type { EnvironmentConfig } from '../config/environments.js';
+import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { Alarms } from './alarms.js';
+import { Catalog } from './catalog.js';
+import { Credentials } from './credentials.js';
+import { PipelineDashboard } from './dashboard.js';
+import { Fetch } from './fetch.js';
+import { Lake } from './lake.js';
+import { Parse } from './parse.js';
+
+export interface ReportsPipelineStackProps extends StackProps {
+  readonly config: EnvironmentConfig;
+  readonly reports: readonly ReportDefinition[];
+  /** Handler modules; default functions/fetch-report/handler.ts and functions/parse-report/handler.ts. */
+  readonly entries?: { readonly fetch?: string; readonly parse?: string };
+}
+
+export const stackName = (environment: string): string => `PaynetReports-${environment}`;
+
+/** One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard. */
+export class ReportsPipelineStack extends Stack {
+  readonly lake: Lake;
+  readonly credentials: Credentials;
+  readonly fetch: Fetch;
+  readonly parse: Parse;
+  readonly catalog: Catalog;
+  readonly alarms: Alarms;
+  readonly dashboard: PipelineDashboard;
+
+  constructor(scope: Construct, id: string, props: ReportsPipelineStackProps) {
+    const { config: c, reports } = props;
+    super(scope, id, {
+      stackName: stackName(c.name),
+      description: `paynet-reports (${c.name}): gateway transaction reports to Parquet for Athena`,
+      terminationProtection: c.terminationProtection,
+      // Without account and region the stack is environment-agnostic: `cdk synth` needs no credentials.
+      env: c.account || c.region ? { account: c.account, region: c.region } : undefined,
+      ...props,
+    });
+    Tags.of(this).add('project', 'paynet-reports');
+    Tags.of(this).add('environment', c.name);
+
+    const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
+    if (/\.example$/.test(new URL(c.gateway.endpointUrl).hostname)) {
+      Annotations.of(this).addWarningV2(
+        'paynet-reports:placeholderEndpoint',
+        `gateway.endpointUrl of "${c.name}" is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
+      );
+    }
+
+    this.lake = new Lake(this, 'Lake', {
+      environment: c.name,
+      removalPolicy,
+      rawTransitionAfter: Duration.days(c.raw.transitionAfterDays),
+      rawStorageClass:
+        c.raw.storageClass === 'INFREQUENT_ACCESS' ? s3.StorageClass.INFREQUENT_ACCESS : s3.StorageClass.GLACIER_INSTANT_RETRIEVAL,
+      rawNoncurrentVersionExpiration: Duration.days(c.raw.noncurrentVersionExpirationDays),
+      curatedNoncurrentVersionExpiration: Duration.days(c.curated.noncurrentVersionExpirationDays),
+      resultsExpiration: Duration.days(c.athena.resultsExpirationDays),
+      accessLogsExpiration: Duration.days(c.logRetentionDays),
+    });
+    const key = this.lake.key;
+
+    this.credentials = new Credentials(this, 'Credentials', {
+      environment: c.name,
+      secretName: c.secret.name,
+      mode: c.secret.mode,
+      existingKeyArn: c.secret.kmsKeyArn,
+      removalPolicy,
+    });
+
+    const functionDefaults = { environment: c.name, key, logLevel: c.logLevel, logRetention, removalPolicy };
+    this.fetch = new Fetch(this, 'Fetch', {
+      ...functionDefaults,
+      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone })),
+      endpointUrl: c.gateway.endpointUrl,
+      credentials: this.credentials,
+      rawBucket: this.lake.rawBucket,
+      schedulesEnabled: c.schedulesEnabled,
+      timeout: Duration.seconds(c.fetch.timeoutSeconds),
+      memorySize: c.fetch.memoryMb,
+      reservedConcurrency: c.fetch.reservedConcurrency ?? undefined,
+      entry: props.entries?.fetch,
+    });
+    this.parse = new Parse(this, 'Parse', {
+      ...functionDefaults,
+      rawBucket: this.lake.rawBucket,
+      curatedBucket: this.lake.curatedBucket,
+      timeout: Duration.seconds(c.parse.timeoutSeconds),
+      memorySize: c.parse.memoryMb,
+      reservedConcurrency: c.parse.reservedConcurrency ?? undefined,
+      entry: props.entries?.parse,
+    });
+
+    this.catalog = new Catalog(this, 'Catalog', {
+      environment: c.name,
+      reports,
+      curatedBucket: this.lake.curatedBucket,
+      resultsBucket: this.lake.resultsBucket,
+      key,
+      bytesScannedCutoffPerQuery: c.athena.bytesScannedCutoffPerQuery,
+      removalPolicy,
+    });
+
+    const deadLetterQueues = {
+      schedule: this.fetch.scheduleDeadLetterQueue,
+      'fetch-failures': this.fetch.failedRunsQueue,
+      parse: this.parse.deadLetterQueue,
+    };
+    this.alarms = new Alarms(this, 'Alarms', {
+      environment: c.name,
+      fetchFunction: this.fetch.function.function,
+      parseFunction: this.parse.function.function,
+      deadLetterQueues,
+      reports: reports.map((r) => ({ id: r.id, window: r.window })),
+      key,
+      emails: c.alarmEmails,
+      freshnessGrace: Duration.hours(c.freshnessGraceHours),
+      freshnessActionsEnabled: c.schedulesEnabled,
+    });
+    this.dashboard = new PipelineDashboard(this, 'Dashboard', {
+      environment: c.name,
+      fetchFunction: this.fetch.function.function,
+      parseFunction: this.parse.function.function,
+      parseQueue: this.parse.queue,
+      deadLetterQueues,
+      reportIds: reports.map((r) => r.id),
+    });
+  }
+}

@@ -1,0 +1,142 @@
+import { stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3EventRecord } from 'aws-lambda';
+import S3rver from 's3rver';
+import type { BucketNames } from '../../config/naming.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { createS3Client } from '../../functions/aws/s3-client.js';
+import { abortMultipartUploadMiddleware } from './abort-multipart.js';
+import { toS3EventRecord } from './s3-event.js';
+
+/**
+ * The local lake: an S3-compatible server (s3rver) on loopback, storing objects as files under `dir`, with
+ * the raw and curated buckets created. The handlers' S3 code talks to it through an ordinary S3Client.
+ *
+ * How it differs from S3, on purpose or not:
+ * - No versioning: s3rver does not implement it. Re-running a window overwrites the object in place, and
+ *   versionId is always undefined (in events, uploads and reads). In AWS the raw bucket keeps every version.
+ * - AbortMultipartUpload is added (abort-multipart.ts); ListMultipartUploads is not available.
+ * - ObjectCreated events are delivered in-process to onObjectCreated listeners (no SQS, no retries, no DLQ),
+ *   reshaped like AWS's (s3-event.ts).
+ * - Credentials are s3rver's fixed pair; the server only listens on loopback.
+ */
+
+export const LOCAL_LAKE_REGION = 'us-east-1';
+/** s3rver's built-in account; any other key pair is refused. */
+export const LOCAL_LAKE_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+
+export interface LocalLakeOptions {
+  /** Where objects live on disk (kept across runs; s3rver stores each object as files under <dir>/<bucket>/). */
+  dir: string;
+  buckets: BucketNames;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** A loopback address: 127.0.0.1 (default), ::1 or localhost. */
+  host?: string;
+}
+
+export type ObjectCreatedListener = (record: S3EventRecord) => void | Promise<void>;
+
+export interface LocalLake {
+  /** e.g. "http://127.0.0.1:40123": pass to createS3Client for more clients. */
+  endpoint: string;
+  /** An S3Client configured for the lake (path style, checksums only when required, s3rver's credentials). */
+  client: S3Client;
+  buckets: BucketNames;
+  /** Calls `listener` with each ObjectCreated record, once the object is readable. Returns an unsubscribe function. */
+  onObjectCreated(listener: ObjectCreatedListener): () => void;
+  /**
+   * Waits until every event so far has been handled by the listeners (and the ones those caused, e.g. a
+   * fetch's raw object whose parse writes Parquet). Rejects with an AggregateError of what listeners threw.
+   */
+  settled(): Promise<void>;
+  /** Waits for listeners, then stops the server. The files stay in `dir`. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLake> {
+  const host = options.host ?? '127.0.0.1';
+  if (!LOOPBACK.has(host)) {
+    throw new ConfigurationError(`The local lake listens on loopback only (127.0.0.1, ::1, localhost), not "${host}".`);
+  }
+  const server = new S3rver({
+    address: host,
+    port: options.port ?? 0,
+    silent: true,
+    directory: options.dir,
+    vhostBuckets: false,
+    resetOnClose: false,
+    configureBuckets: [{ name: options.buckets.raw }, { name: options.buckets.curated }],
+  });
+  // Koa composes its middleware list when the server starts: the shim must be first, before s3rver's router.
+  server.middleware.unshift(abortMultipartUploadMiddleware(server));
+
+  const listeners = new Set<ObjectCreatedListener>();
+  const pending = new Set<Promise<void>>();
+  let listenerErrors: unknown[] = [];
+
+  const deliver = async (record: S3EventRecord, rawKey: string) => {
+    await objectWritten(server.store.getResourcePath(record.s3.bucket.name, rawKey, 'object'), record.s3.object.size);
+    for (const listener of [...listeners]) {
+      try {
+        await listener(record);
+      } catch (e) {
+        listenerErrors.push(e);
+      }
+    }
+  };
+
+  server.on('event', (event) => {
+    for (const raw of event.Records) {
+      const record = toS3EventRecord(raw, LOCAL_LAKE_REGION);
+      if (!record) continue;
+      // After the current tick: s3rver emits inside its request handler, before it answers the client.
+      const delivery: Promise<void> = sleep(0).then(() => deliver(record, raw.s3.object.key));
+      pending.add(delivery);
+      void delivery.finally(() => pending.delete(delivery));
+    }
+  });
+
+  const address = await server.run();
+  const endpoint = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  const client = createS3Client({ endpoint, region: LOCAL_LAKE_REGION, credentials: LOCAL_LAKE_CREDENTIALS });
+
+  const settled = async () => {
+    // Listeners may cause further events (fetch -> raw object -> parse), so drain until nothing is left.
+    while (pending.size > 0) await Promise.allSettled([...pending]);
+    const errors = listenerErrors;
+    listenerErrors = [];
+    if (errors.length) throw new AggregateError(errors, `${errors.length} ObjectCreated listener(s) failed`);
+  };
+
+  return {
+    endpoint,
+    client,
+    buckets: options.buckets,
+    onObjectCreated(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    settled,
+    async close() {
+      await settled().catch(() => undefined);
+      client.destroy();
+      await server.close();
+    },
+  };
+}
+
+/**
+ * s3rver answers (and emits its event) when it has handed the last byte to the file stream, not when the
+ * file is complete on disk. Waiting until the file has the event's size keeps listeners from reading a short object.
+ */
+async function objectWritten(path: string, size: number): Promise<void> {
+  for (let waited = 0; waited < 2000; waited += 5) {
+    const current = await stat(path).then((s) => s.size, () => -1);
+    if (current === size) return;
+    await sleep(5);
+  }
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Duration, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Dimension, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
+import { Alarms, type AlarmsProps } from '../../lib/alarms.js';
+import { PipelineDashboard } from '../../lib/dashboard.js';
+import { SERVICE_NAME } from '../../lib/metrics.js';
+import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
+
+/** Stand-ins: the alarms only need the functions' and queues' names. */
+function fixtures(stack: Stack) {
+  const fn = (id: string) =>
+    new lambda.Function(stack, id, { runtime: lambda.Runtime.NODEJS_24_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler=async()=>{}') });
+  return {
+    key: new kms.Key(stack, 'Key'),
+    fetchFunction: fn('FetchFn'),
+    parseFunction: fn('ParseFn'),
+    deadLetterQueues: { schedule: new sqs.Queue(stack, 'Dlq1'), 'fetch-failures': new sqs.Queue(stack, 'Dlq2'), parse: new sqs.Queue(stack, 'Dlq3') },
+    parseQueue: new sqs.Queue(stack, 'Work'),
+  };
+}
+
+function build(overrides: Partial<AlarmsProps> = {}) {
+  const stack = emptyStack();
+  const f = fixtures(stack);
+  const alarms = new Alarms(stack, 'Alarms', {
+    environment: 'test',
+    fetchFunction: f.fetchFunction,
+    parseFunction: f.parseFunction,
+    deadLetterQueues: f.deadLetterQueues,
+    reports: [{ id: 'transactions', window: 'P1D' }, { id: 'hourly', window: 'PT6H' }],
+    key: f.key,
+    emails: ['ops@merchant.test', 'finance@merchant.test'],
+    freshnessGrace: Duration.hours(6),
+    freshnessActionsEnabled: true,
+    ...overrides,
+  });
+  new PipelineDashboard(stack, 'Dashboard', {
+    environment: 'test',
+    fetchFunction: f.fetchFunction,
+    parseFunction: f.parseFunction,
+    parseQueue: f.parseQueue,
+    deadLetterQueues: f.deadLetterQueues,
+    reportIds: ['transactions', 'hourly'],
+  });
+  return { stack, f, alarms, template: Template.fromStack(stack) };
+}
+
+const customMetricDimensions = (report: string) => [
+  { Name: Dimension.environment, Value: 'test' },
+  { Name: Dimension.report, Value: report },
+  { Name: Dimension.service, Value: SERVICE_NAME },
+];
+
+describe('Alarms', () => {
+  const { stack, f, alarms, template } = build();
+  const alarmByName = (name: string) =>
+    Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).find((a) => (a.Properties as Cfn).AlarmName === `paynet-reports-test-${name}`)
+      ?.Properties as Cfn;
+
+  it('sends to a KMS-encrypted, TLS-only topic with the configured e-mails', () => {
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [logicalIdOf(stack, f.key), 'Arn'] } });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    const endpoints = Object.values(resourcesOf(template, 'AWS::SNS::Subscription')).map((s) => (s.Properties as Cfn).Endpoint);
+    assert.deepEqual(endpoints.sort(), ['finance@merchant.test', 'ops@merchant.test']);
+    template.hasResourceProperties('AWS::KMS::Key', {
+      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
+    });
+  });
+
+  it('notifies on alarm and on recovery, every alarm', () => {
+    const topic = { Ref: logicalIdOf(stack, alarms.topic) };
+    const all = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
+    assert.equal(all.length, 2 + 3 + 2 * 2);
+    for (const a of all) {
+      assert.deepEqual((a.Properties as Cfn).AlarmActions, [topic]);
+      assert.deepEqual((a.Properties as Cfn).OKActions, [topic]);
+    }
+  });
+
+  it('alarms on any fetch or parse function error', () => {
+    for (const [name, fn] of [['fetch', f.fetchFunction], ['parse', f.parseFunction]] as const) {
+      const a = alarmByName(`${name}-errors`);
+      assert.equal(a.Namespace, 'AWS/Lambda');
+      assert.equal(a.MetricName, 'Errors');
+      assert.deepEqual(a.Dimensions, [{ Name: 'FunctionName', Value: { Ref: logicalIdOf(stack, fn) } }]);
+      assert.deepEqual([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanOrEqualToThreshold', 1, 'notBreaching']);
+    }
+  });
+
+  it('alarms on any message in each dead-letter queue', () => {
+    for (const [name, queue] of Object.entries(f.deadLetterQueues)) {
+      const a = alarmByName(`dead-letters-${name}`);
+      assert.equal(a.MetricName, 'ApproximateNumberOfMessagesVisible');
+      assert.deepEqual(a.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(stack, queue), 'QueueName'] } }]);
+      assert.deepEqual([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Maximum', 'GreaterThanOrEqualToThreshold', 1, 'notBreaching']);
+    }
+  });
+
+  it('alarms on rejected rows per report, on the metric the handlers emit', () => {
+    const a = alarmByName('rejected-rows-transactions');
+    const stat = a.Metrics[0].MetricStat;
+    assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
+    assert.equal(stat.Metric.MetricName, 'RowsRejected');
+    assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions('transactions'));
+    assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanThreshold', 0, 'notBreaching']);
+  });
+
+  it('alarms when no rows arrive within the window plus grace, missing data breaching', () => {
+    for (const [report, hours] of [['transactions', 30], ['hourly', 12]] as const) {
+      const a = alarmByName(`no-fresh-data-${report}`);
+      const stat = a.Metrics[0].MetricStat;
+      assert.equal(stat.Metric.MetricName, 'RowsWritten');
+      assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
+      assert.equal(stat.Period, hours * 3600);
+      assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 'LessThanThreshold', 1, 1, 'breaching']);
+      assert.equal(a.ActionsEnabled, true);
+    }
+  });
+
+  it('keeps freshness alarms quiet while schedules are off, and refuses windows CloudWatch cannot watch', () => {
+    const quiet = build({ freshnessActionsEnabled: false, emails: [] });
+    const fresh = Object.values(resourcesOf(quiet.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
+    for (const a of fresh) assert.equal(a.ActionsEnabled, /no-fresh-data/.test(a.AlarmName) ? false : undefined, a.AlarmName);
+    quiet.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    assert.throws(() => build({ reports: [{ id: 'weekly', window: 'P7D' }] }), /longer than the 7 days/);
+  });
+});
+
+describe('Dashboard', () => {
+  const { template } = build();
+  it('shows runs, rows, bytes, durations, lag and dead letters', () => {
+    const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
+    assert.equal((dashboard!.Properties as Cfn).DashboardName, 'paynet-reports-test');
+    const body = JSON.stringify((dashboard!.Properties as Cfn).DashboardBody);
+    for (const metric of ['Invocations', 'Errors', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'Duration', 'LoadLagSeconds', 'ApproximateNumberOfMessagesVisible']) {
+      assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
+    }
+    assert.ok(body.includes('transactions') && body.includes('hourly'), 'one line per report');
+  });
+});

@@ -1,0 +1,68 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { parseEnvironment, type EnvironmentConfig } from '../../config/environments.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { projectPath } from '../../lib/pipeline-function.js';
+import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
+
+/** Bundled in place of the real handlers, so the infrastructure tests need only the local esbuild. */
+export const FIXTURE_ENTRY = projectPath('test/infra/fixtures/noop-handler.ts');
+
+/** A valid environment with test values; `overrides` replace top-level fields. */
+export function testConfig(overrides: Record<string, unknown> = {}): EnvironmentConfig {
+  return parseEnvironment(
+    {
+      name: 'test',
+      gateway: { endpointUrl: 'https://gateway.test/paynet-ui/services/v2/rpt-engine' },
+      secret: { name: 'paynet-reports/test/gateway' },
+      alarmEmails: ['ops@merchant.test'],
+      ...overrides,
+    },
+    'test config',
+  );
+}
+
+/** An empty stack in a fresh app, for one construct. */
+export function emptyStack(): Stack {
+  return new Stack(new App(), 'Test');
+}
+
+export interface SynthesizedPipeline {
+  app: App;
+  stack: ReportsPipelineStack;
+  template: Template;
+}
+
+/**
+ * The whole pipeline stack with the fixture handler. Each call synthesizes (and bundles) once: call it once
+ * per test file and share the result, the suite runs on two cores.
+ */
+export function synthPipeline(config: EnvironmentConfig, configure?: (app: App) => void): SynthesizedPipeline {
+  const app = new App();
+  const stack = new ReportsPipelineStack(app, stackName(config.name), {
+    config,
+    reports: loadCatalog().reports,
+    entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY },
+  });
+  configure?.(app);
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+/**
+ * Synthesized CloudFormation, read by path in assertions. Templates are untyped JSON and a wrong path
+ * fails the assertion anyway, so one explicit alias here instead of a cast at every read.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Cfn = any;
+
+type Resources = Record<string, { Type: string; Properties?: Cfn; DeletionPolicy?: string; Metadata?: Cfn }>;
+
+/** Resources of one type, by logical id. */
+export function resourcesOf(template: Template, type: string): Resources {
+  return template.findResources(type) as Resources;
+}
+
+/** The logical id of a construct's CloudFormation resource. */
+export function logicalIdOf(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
+}

@@ -1,0 +1,241 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import { AwsSolutionsChecks, NagPack, PCIDSS321Checks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { loadEnvironments } from '../../config/environments.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { addCompliancePacks } from '../../lib/compliance.js';
+import { VISIBILITY_FACTOR } from '../../lib/parse.js';
+import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
+
+/**
+ * The whole stack, synthesized once per shipped environment with the fixture handler and the same
+ * compliance packs as bin/app.ts (a finding would fail the synthesis itself).
+ */
+const [integration, production] = loadEnvironments();
+const reports = loadCatalog().reports;
+const prod: SynthesizedPipeline = synthPipeline(production!, addCompliancePacks);
+const { stack, template } = prod;
+const id = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
+const lambdaOf = (c: { function: { function: object } }) => resourcesOf(template, 'AWS::Lambda::Function')[id(c.function.function as never)]!;
+const policies = () => Object.values(resourcesOf(template, 'AWS::IAM::Policy')).map((p) => p.Properties as Cfn);
+const policyOfRole = (role: object) => policies().find((p) => JSON.stringify(p.Roles) === JSON.stringify([{ Ref: id(role as never) }]));
+
+describe('ReportsPipelineStack', () => {
+  it('is named after its environment and environment-agnostic unless configured', () => {
+    assert.equal(stack.stackName, 'PaynetReports-production');
+    assert.equal(stack.terminationProtection, true);
+    assert.ok(stack.resolve(stack.account).Ref === 'AWS::AccountId', 'no account baked in');
+  });
+
+  describe('fetch', () => {
+    const fetch = prod.stack.fetch;
+    const fn = lambdaOf(fetch).Properties as Cfn;
+
+    it('runs on ARM64, the newest Node.js, with X-Ray, JSON logs and the configured size', () => {
+      assert.deepEqual(fn.Architectures, ['arm64']);
+      assert.equal(fn.Runtime, 'nodejs24.x');
+      assert.deepEqual(fn.TracingConfig, { Mode: 'Active' });
+      assert.equal(fn.Timeout, production!.fetch.timeoutSeconds);
+      assert.equal(fn.MemorySize, production!.fetch.memoryMb);
+      assert.equal(fn.ReservedConcurrentExecutions, production!.fetch.reservedConcurrency);
+      assert.equal(fn.LoggingConfig.LogFormat, 'JSON');
+      assert.deepEqual(fn.LoggingConfig.LogGroup, { Ref: id(fetch.function.logGroup) });
+    });
+
+    it('gets the endpoint, secret name, raw bucket and Powertools settings', () => {
+      const env = fn.Environment.Variables;
+      assert.equal(env.ENDPOINT_URL, production!.gateway.endpointUrl);
+      assert.equal(env.SECRET_NAME, production!.secret.name);
+      assert.deepEqual(env.RAW_BUCKET, { Ref: id(prod.stack.lake.rawBucket) });
+      assert.equal(env.POWERTOOLS_SERVICE_NAME, 'paynet-reports');
+      assert.equal(env.POWERTOOLS_METRICS_NAMESPACE, 'PaynetReports');
+      assert.equal(env.PIPELINE_ENVIRONMENT, 'production');
+      assert.equal(env.NODE_OPTIONS, '--enable-source-maps');
+    });
+
+    it('is bundled as minified ESM with a require shim and a source map', () => {
+      const asset = fetch.function.function.node.findChild('Code') as s3assets.Asset;
+      const dir = join(prod.app.outdir, asset.assetPath);
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      assert.match(code, /createRequire/);
+      assert.ok(existsSync(join(dir, 'index.mjs.map')), 'source map beside the bundle');
+      assert.equal(fn.Handler, 'index.handler');
+    });
+
+    it('keeps logs encrypted for the configured retention', () => {
+      template.hasResourceProperties('AWS::Logs::LogGroup', {
+        RetentionInDays: production!.logRetentionDays,
+        KmsKeyId: { 'Fn::GetAtt': [id(prod.stack.lake.key), 'Arn'] },
+      });
+      template.resourceCountIs('AWS::Logs::LogGroup', 2);
+    });
+
+    it('has one schedule per report, in its time zone, with retries and a dead-letter queue', () => {
+      const schedules = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).map((s) => s.Properties as Cfn);
+      assert.equal(schedules.length, reports.length);
+      for (const r of reports) {
+        const s = schedules.find((x) => JSON.parse(x.Target.Input).reportId === r.id);
+        assert.ok(s, r.id);
+        assert.equal(s.ScheduleExpression, r.schedule.cron);
+        assert.equal(s.ScheduleExpressionTimezone, r.schedule.timeZone);
+        assert.deepEqual(JSON.parse(s.Target.Input), { reportId: r.id, scheduledTime: '<aws.scheduler.scheduled-time>' });
+        assert.deepEqual(s.Target.Arn, { 'Fn::GetAtt': [id(fetch.function.function), 'Arn'] });
+        assert.deepEqual(s.Target.RetryPolicy, { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
+        assert.deepEqual(s.Target.DeadLetterConfig, { Arn: { 'Fn::GetAtt': [id(fetch.scheduleDeadLetterQueue), 'Arn'] } });
+        assert.deepEqual(s.FlexibleTimeWindow, { Mode: 'OFF' });
+        assert.equal(s.State, production!.schedulesEnabled ? 'ENABLED' : 'DISABLED');
+      }
+    });
+
+    it('sends failed invocations, with their error, to a dead-letter queue instead of retrying blindly', () => {
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: id(fetch.function.function) },
+        MaximumRetryAttempts: 0,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [id(fetch.failedRunsQueue), 'Arn'] } } },
+      });
+    });
+  });
+
+  describe('parse', () => {
+    const parse = prod.stack.parse;
+    const fn = lambdaOf(parse).Properties as Cfn;
+    const queues = resourcesOf(template, 'AWS::SQS::Queue');
+
+    it('consumes a KMS-encrypted queue whose visibility is at least six function time-outs', () => {
+      const q = queues[id(parse.queue)]!.Properties as Cfn;
+      assert.ok(q.VisibilityTimeout >= VISIBILITY_FACTOR * fn.Timeout, `${q.VisibilityTimeout} >= 6 x ${fn.Timeout}`);
+      assert.deepEqual(q.KmsMasterKeyId, { 'Fn::GetAtt': [id(parse.queueKey), 'Arn'] });
+      assert.deepEqual(q.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [id(parse.deadLetterQueue), 'Arn'] }, maxReceiveCount: 3 });
+    });
+
+    it('reports batch item failures, one file at a time, within its reservation', () => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [id(parse.queue), 'Arn'] },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        BatchSize: 1,
+        ScalingConfig: { MaximumConcurrency: 2 },
+      });
+      assert.deepEqual(fn.Environment.Variables.CURATED_BUCKET, { Ref: id(prod.stack.lake.curatedBucket) });
+      assert.equal(fn.Timeout, production!.parse.timeoutSeconds);
+    });
+
+    it('is fed by ObjectCreated events under raw/ of the raw bucket', () => {
+      template.hasResourceProperties('Custom::S3BucketNotifications', {
+        BucketName: { Ref: id(prod.stack.lake.rawBucket) },
+        NotificationConfiguration: {
+          QueueConfigurations: [
+            {
+              Events: ['s3:ObjectCreated:*'],
+              Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: 'raw/' }] } },
+              QueueArn: { 'Fn::GetAtt': [id(parse.queue), 'Arn'] },
+            },
+          ],
+        },
+      });
+    });
+  });
+
+  describe('queues', () => {
+    it('are all KMS-encrypted, TLS-only, and keep messages 14 days', () => {
+      const queues = resourcesOf(template, 'AWS::SQS::Queue');
+      assert.equal(Object.keys(queues).length, 4);
+      for (const [logicalId, q] of Object.entries(queues)) {
+        assert.ok((q.Properties as Cfn).KmsMasterKeyId, logicalId);
+        assert.equal((q.Properties as Cfn).MessageRetentionPeriod, 14 * 24 * 3600, logicalId);
+        template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: logicalId }],
+          PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        });
+      }
+    });
+  });
+
+  describe('least privilege', () => {
+    it('lets only the fetch role read the gateway secret', () => {
+      const readers = policies().filter((p) => JSON.stringify(p.PolicyDocument).includes('secretsmanager:GetSecretValue'));
+      assert.deepEqual(readers.map((p) => p.Roles), [[{ Ref: id(prod.stack.fetch.function.role) }]]);
+      const keyPolicy = JSON.stringify((resourcesOf(template, 'AWS::KMS::Key')[id(prod.stack.credentials.key as never)]!.Properties as Cfn).KeyPolicy);
+      assert.ok(!keyPolicy.includes(id(prod.stack.parse.function.role)), 'the parse role is not in the credentials key policy');
+    });
+
+    it('grants exact actions: no service wildcards, "*" resources only for X-Ray', () => {
+      for (const p of policies()) {
+        for (const s of p.PolicyDocument.Statement) {
+          const actions: string[] = [s.Action].flat();
+          for (const a of actions) assert.ok(!/:\*$|^\*$/.test(a), `${p.PolicyName}: ${a}`);
+          if (s.Resource === '*') assert.ok(actions.every((a) => a.startsWith('xray:')), `${p.PolicyName}: ${actions.join(',')} on *`);
+        }
+      }
+    });
+
+    it('lets fetch only write raw/ and parse only read raw/ and write curated', () => {
+      const fetchDoc = JSON.stringify(policyOfRole(prod.stack.fetch.function.role).PolicyDocument);
+      const parseDoc = JSON.stringify(policyOfRole(prod.stack.parse.function.role).PolicyDocument);
+      assert.ok(!fetchDoc.includes('s3:GetObject') && !fetchDoc.includes(id(prod.stack.lake.curatedBucket)), 'fetch reads nothing, never curated');
+      assert.ok(!parseDoc.includes('secretsmanager'), 'parse never sees the credentials');
+      const parseStatements = policyOfRole(prod.stack.parse.function.role).PolicyDocument.Statement as Cfn[];
+      const puts = parseStatements.filter((s) => [s.Action].flat().includes('s3:PutObject'));
+      assert.ok(!JSON.stringify(puts).includes(id(prod.stack.lake.rawBucket)), 'parse never writes raw');
+    });
+  });
+});
+
+/** Records which acknowledgements suppressed a finding (cdk-nag checks them in NagPack#isAcknowledged). */
+function recordAcknowledgementUse(): Set<string> {
+  const used = new Set<string>();
+  const proto = NagPack.prototype as unknown as { isAcknowledged(resource: IConstruct, ruleId: string): boolean };
+  const original = proto.isAcknowledged;
+  proto.isAcknowledged = function (resource, ruleId) {
+    const hit = original.call(this, resource, ruleId);
+    for (let c: IConstruct | undefined = resource; hit && c; c = c.node.scope) {
+      if (acknowledgementsOf(c).some((a) => a.id === ruleId)) used.add(`${c.node.path} ${ruleId}`);
+    }
+    return hit;
+  };
+  return used;
+}
+
+function acknowledgementsOf(c: IConstruct): Array<{ id: string; reason: unknown }> {
+  return c.node.metadata
+    .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+    .flatMap((m) => Object.entries(m.data as Record<string, unknown>).map(([k, reason]) => ({ id: k.replace(/^annotation::/i, ''), reason })));
+}
+
+describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1', () => {
+  const used = recordAcknowledgementUse();
+  const variants: Array<[string, App]> = [
+    ['production (retain)', prod.app],
+    ['integration (destroy)', synthPipeline(integration!, addCompliancePacks).app],
+  ];
+
+  for (const [name, app] of variants) {
+    it(`finds nothing unacknowledged in ${name}`, () => {
+      for (const pack of [new AwsSolutionsChecks(), new PCIDSS321Checks()]) {
+        const report = pack.validateScope(app);
+        const findings = report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
+        assert.deepEqual(findings, [], `${pack.readPackName}: ${findings.join('\n')}`);
+      }
+    });
+  }
+
+  it('acknowledges narrowly, each with a reason, and only what is found', () => {
+    const all: Array<{ path: string; id: string; reason: unknown; construct: IConstruct }> = [];
+    for (const [, app] of variants) {
+      for (const c of app.node.findAll()) for (const a of acknowledgementsOf(c)) all.push({ path: c.node.path, ...a, construct: c });
+    }
+    assert.ok(all.length > 0);
+    for (const a of all) {
+      assert.ok(!(a.construct instanceof App) && !Stack.isStack(a.construct), `${a.id} is acknowledged app- or stack-wide at "${a.path}"`);
+      assert.ok(!/^(AwsSolutions|PCI\.DSS\.321)-IAM5$/.test(a.id), `${a.path}: IAM5 acknowledged without naming the finding`);
+      assert.equal(typeof a.reason, 'string');
+      assert.ok((a.reason as string).length >= 40, `${a.path} ${a.id}: the reason says why`);
+      assert.ok(used.has(`${a.path} ${a.id}`), `${a.path} ${a.id} suppresses nothing: remove it`);
+    }
+  });
+});

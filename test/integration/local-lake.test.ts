@@ -1,0 +1,252 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { AbortMultipartUploadCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import type { S3EventRecord } from 'aws-lambda';
+import { bucketNames } from '../../config/naming.js';
+import { decodeS3EventKey, parseRawKey, rawKey, tableKey } from '../../functions/core/s3-keys.js';
+import { parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { MultipartSink } from '../../functions/aws/multipart-sink.js';
+import { openObjectStream, putJson, uploadStream } from '../../functions/aws/s3-streams.js';
+import { startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
+
+const MiB = 1024 * 1024;
+const window = windowAt({ year: 2026, month: 11, day: 20, hour: 0, minute: 0, second: 0 }, parseWindowSize('P1D'));
+
+/** Deterministic pseudo-random bytes (xorshift32 seeded by `i`): each block differs, so a misplaced part would show in the hash. */
+function block(i: number, size = MiB): Buffer {
+  const words = new Uint32Array(Math.ceil(size / 4));
+  let x = (i + 1) * 2654435761;
+  for (let j = 0; j < words.length; j++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[j] = x >>> 0;
+  }
+  return Buffer.from(words.buffer, 0, size);
+}
+
+/** `total` bytes in 1 MiB chunks; throws after `failAfter` bytes if given, like a gateway connection reset. */
+function reportStream(total: number, failAfter?: number): { stream: Readable; sha256: string; error: Error } {
+  const hash = createHash('sha256');
+  const error = new Error('connection reset by the gateway');
+  let sent = 0;
+  let i = 0;
+  const stream = new Readable({
+    read() {
+      if (failAfter !== undefined && sent >= failAfter) return void this.destroy(error);
+      if (sent >= total) return void this.push(null);
+      const chunk = block(i++, Math.min(MiB, total - sent));
+      sent += chunk.length;
+      hash.update(chunk);
+      this.push(chunk);
+    },
+  });
+  // The expected digest of the whole stream: compute it up front from the same blocks.
+  const whole = createHash('sha256');
+  for (let n = 0, k = 0; n < total; n += MiB, k++) whole.update(block(k, Math.min(MiB, total - n)));
+  return { stream, sha256: whole.digest('hex'), error };
+}
+
+async function readAll(lake: LocalLake, bucket: string, key: string) {
+  const opened = await openObjectStream({ client: lake.client, bucket, key });
+  const chunks: Buffer[] = [];
+  for await (const c of opened.body) chunks.push(c as Buffer);
+  const bytes = Buffer.concat(chunks);
+  return { opened, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+async function exists(lake: LocalLake, bucket: string, key: string): Promise<boolean> {
+  try {
+    await lake.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    return true;
+  } catch (e) {
+    if ((e as { name?: string }).name === 'NotFound') return false;
+    throw e;
+  }
+}
+
+async function keysUnder(lake: LocalLake, bucket: string, prefix: string): Promise<string[]> {
+  const out = await lake.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (out.Contents ?? []).map((o) => o.Key!);
+}
+
+describe('local lake (s3rver on loopback) with the S3 adapters', () => {
+  let dir: string;
+  let lake: LocalLake;
+  const buckets = bucketNames('test');
+  const events: S3EventRecord[] = [];
+
+  /** Parts of unfinished multipart uploads, as s3rver keeps them on disk (ListMultipartUploads is not implemented). */
+  const leftoverUploads = async (bucket: string) => readdir(join(dir, bucket, '._S3rver_uploads')).catch(() => []);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'local-lake-'));
+    lake = await startLocalLake({ dir, buckets });
+    lake.onObjectCreated((r) => void events.push(r));
+  });
+  after(async () => {
+    await lake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates the stack-named buckets and listens on loopback', async () => {
+    assert.match(lake.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.deepEqual(buckets, { raw: 'paynet-reports-test-raw', curated: 'paynet-reports-test-curated' });
+    assert.deepEqual(await keysUnder(lake, buckets.raw, ''), []);
+    assert.deepEqual(await keysUnder(lake, buckets.curated, ''), []);
+  });
+
+  it('uploadStream lands a 12 MB stream byte for byte, with its metadata, and S3 announces it like AWS', async () => {
+    const key = rawKey('transactions', window, 'CSV');
+    const report = reportStream(12 * MiB);
+    const stored = await uploadStream({
+      client: lake.client,
+      bucket: buckets.raw,
+      key,
+      body: report.stream,
+      contentType: 'text/csv; charset=utf-8',
+      metadata: { 'report-id': 'transactions', 'window-start': '2026-11-20T00:00:00' },
+      partSizeBytes: 5 * MiB,
+    });
+    assert.equal(stored.bytes, 12 * MiB);
+    assert.equal(stored.sha256, report.sha256);
+    assert.equal(stored.versionId, undefined, 's3rver has no versioning');
+
+    const read = await readAll(lake, buckets.raw, key);
+    assert.equal(read.bytes.length, 12 * MiB);
+    assert.equal(read.sha256, report.sha256);
+    assert.equal(read.opened.contentType, 'text/csv; charset=utf-8');
+    assert.deepEqual(read.opened.metadata, { 'report-id': 'transactions', 'window-start': '2026-11-20T00:00:00' });
+
+    await lake.settled();
+    const event = events.find((e) => decodeS3EventKey(e.s3.object.key) === key);
+    assert.ok(event, 'an ObjectCreated record for the raw key');
+    assert.equal(event.eventSource, 'aws:s3');
+    assert.equal(event.eventName, 'ObjectCreated:CompleteMultipartUpload');
+    assert.equal(event.s3.bucket.name, buckets.raw);
+    assert.equal(event.s3.bucket.arn, `arn:aws:s3:::${buckets.raw}`);
+    assert.equal(event.s3.object.key, 'raw/transactions/dt%3D2026-11-20/2026-11-20T00-00-00.csv', 'URL-encoded as AWS sends it');
+    assert.equal(event.s3.object.size, 12 * MiB);
+    assert.equal(parseRawKey(decodeS3EventKey(event.s3.object.key))?.reportId, 'transactions');
+  });
+
+  it('uploadStream of a stream that fails mid-way leaves nothing at the key and no parts behind', async () => {
+    const key = rawKey('failing', window, 'CSV');
+    const report = reportStream(12 * MiB, 7 * MiB); // one 5 MiB part is already stored when it fails
+    const before = events.length;
+    await assert.rejects(
+      uploadStream({ client: lake.client, bucket: buckets.raw, key, body: report.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB }),
+      (e: unknown) => e === report.error,
+      'the stream\'s own error, not a clean-up error',
+    );
+    assert.equal(await exists(lake, buckets.raw, key), false);
+    assert.deepEqual(await keysUnder(lake, buckets.raw, 'raw/failing/'), []);
+    assert.deepEqual(await leftoverUploads(buckets.raw), []);
+    await lake.settled();
+    assert.equal(events.length, before, 'no ObjectCreated event');
+  });
+
+  it('uploadStream of a stream that fails before its first part stores nothing either', async () => {
+    const key = rawKey('failing_early', window, 'CSV');
+    const report = reportStream(12 * MiB, 1 * MiB);
+    await assert.rejects(
+      uploadStream({ client: lake.client, bucket: buckets.raw, key, body: report.stream, contentType: 'text/csv' }),
+      (e: unknown) => e === report.error,
+    );
+    assert.equal(await exists(lake, buckets.raw, key), false);
+  });
+
+  it('re-uploading a key overwrites it (the local lake has no versions)', async () => {
+    const key = rawKey('overwritten', window, 'PDF');
+    const put = (text: string) =>
+      uploadStream({ client: lake.client, bucket: buckets.raw, key, body: Readable.from([Buffer.from(text)]), contentType: 'application/pdf' });
+    await put('first');
+    const second = await put('second run');
+    const read = await readAll(lake, buckets.raw, key);
+    assert.equal(read.bytes.toString(), 'second run');
+    assert.equal(read.sha256, second.sha256);
+    assert.deepEqual(await keysUnder(lake, buckets.raw, 'raw/overwritten/'), [key]);
+  });
+
+  it('MultipartSink makes its bytes visible only on finish()', async () => {
+    const key = tableKey('transactions', window);
+    const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet', partSizeBytes: 5 * MiB });
+    const whole = createHash('sha256');
+    for (let i = 0; i < 11; i++) {
+      const chunk = block(100 + i);
+      whole.update(chunk);
+      sink.write(chunk);
+      if (i % 3 === 2) await sink.flush(); // a row group boundary
+    }
+    await sink.flush();
+    assert.equal(await exists(lake, buckets.curated, key), false, 'parts uploaded, object not yet visible');
+    const stored = await sink.finish();
+    assert.equal(stored.bytes, 11 * MiB);
+    assert.equal(stored.sha256, whole.digest('hex'));
+    const read = await readAll(lake, buckets.curated, key);
+    assert.equal(read.sha256, stored.sha256);
+    assert.equal(read.opened.contentType, 'application/vnd.apache.parquet');
+    assert.deepEqual(await leftoverUploads(buckets.curated), []);
+    await lake.settled();
+    assert.ok(events.some((e) => e.s3.bucket.name === buckets.curated && decodeS3EventKey(e.s3.object.key) === key));
+  });
+
+  it('MultipartSink.abort() after parts were uploaded leaves nothing', async () => {
+    const key = tableKey('aborted', window);
+    const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet', partSizeBytes: 5 * MiB });
+    for (let i = 0; i < 11; i++) sink.write(block(200 + i));
+    await sink.flush();
+    await sink.abort();
+    assert.equal(sink.abortError, undefined);
+    assert.equal(await exists(lake, buckets.curated, key), false);
+    assert.deepEqual(await keysUnder(lake, buckets.curated, 'tables/aborted/'), []);
+    assert.deepEqual(await leftoverUploads(buckets.curated), []);
+    assert.throws(() => sink.write(new Uint8Array(1)), /aborted/);
+  });
+
+  it('a small MultipartSink is one PutObject', async () => {
+    const key = tableKey('small', window);
+    const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet' });
+    sink.write(Buffer.from('PAR1...PAR1'));
+    await sink.finish();
+    assert.equal((await readAll(lake, buckets.curated, key)).bytes.toString(), 'PAR1...PAR1');
+    await lake.settled();
+    const event = events.find((e) => decodeS3EventKey(e.s3.object.key) === key);
+    assert.equal(event?.eventName, 'ObjectCreated:Put');
+  });
+
+  it('putJson stores a manifest that reads back', async () => {
+    const key = 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json';
+    const stored = await putJson({ client: lake.client, bucket: buckets.curated, key, value: { rowsRead: 3, rowsWritten: 3 } });
+    const read = await readAll(lake, buckets.curated, key);
+    assert.deepEqual(JSON.parse(read.bytes.toString()), { rowsRead: 3, rowsWritten: 3 });
+    assert.equal(read.sha256, stored.sha256);
+    assert.equal(read.opened.contentType, 'application/json; charset=utf-8');
+  });
+
+  it('answers AbortMultipartUpload for an unknown upload with NoSuchUpload, as S3 does', async () => {
+    await assert.rejects(
+      lake.client.send(new AbortMultipartUploadCommand({ Bucket: buckets.raw, Key: 'x', UploadId: 'deadbeef' })),
+      (e: unknown) => (e as { name?: string }).name === 'NoSuchUpload',
+    );
+  });
+
+  it('openObjectStream names a missing object', async () => {
+    await assert.rejects(openObjectStream({ client: lake.client, bucket: buckets.raw, key: 'raw/none.csv' }), { name: 'ObjectNotFound' });
+  });
+
+  it('settled() reports what a listener threw', async () => {
+    const off = lake.onObjectCreated(() => {
+      throw new Error('parse failed');
+    });
+    await putJson({ client: lake.client, bucket: buckets.curated, key: 'manifests/x.json', value: {} });
+    await assert.rejects(lake.settled(), (e: unknown) => e instanceof AggregateError && (e.errors[0] as Error).message === 'parse failed');
+    off();
+    await lake.settled();
+  });
+});

@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+  SecretsManagerServiceException,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { parquetReadObjects } from 'hyparquet';
+import { ParquetWriter } from 'hyparquet-writer';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { emitMetric, recordFetch, MetricName, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
+import { MultipartSink } from '../../functions/aws/multipart-sink.js';
+import { parquetSinkWriter, type ByteSink } from '../../functions/aws/parquet-sink-writer.js';
+import { REDACTED, redact, redactingReplacer, redactText } from '../../functions/aws/redact.js';
+import { logger, metrics as sharedMetrics, serviceName, tracer } from '../../functions/aws/powertools.js';
+import { createS3Client } from '../../functions/aws/s3-client.js';
+import { clearGatewaySecretCache, getGatewaySecret } from '../../functions/aws/secrets.js';
+
+const SECRET_TEXT = 'k3y-Th4t-Must-N0t-Leak';
+const hmacSecret = JSON.stringify({ login: 'merchant-1', controlKey: SECRET_TEXT });
+
+/** Collects what Powertools writes (JSON lines: logs, EMF metrics) to stdout and stderr while `fn` runs. */
+function captureOutput(fn: () => void): string[] {
+  const lines: string[] = [];
+  const streams = [process.stdout, process.stderr];
+  const originals = streams.map((s) => s.write.bind(s));
+  for (const s of streams) {
+    s.write = ((chunk: string | Uint8Array) => {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      return true;
+    }) as typeof s.write;
+  }
+  try {
+    fn();
+  } finally {
+    streams.forEach((s, i) => (s.write = originals[i]!));
+  }
+  return lines;
+}
+
+describe('getGatewaySecret (Secrets Manager through Powertools parameters)', () => {
+  const sm = mockClient(SecretsManagerClient);
+  beforeEach(() => {
+    sm.reset();
+    clearGatewaySecretCache();
+  });
+
+  it('parses the secret and serves the second call from the cache', async () => {
+    sm.on(GetSecretValueCommand, { SecretId: 'paynet/dev' }).resolves({ SecretString: hmacSecret });
+    const first = await getGatewaySecret('paynet/dev');
+    const second = await getGatewaySecret('paynet/dev');
+    assert.deepEqual(first, { login: 'merchant-1', controlKey: SECRET_TEXT });
+    assert.deepEqual(second, first);
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 1);
+  });
+
+  it('fetches again once maxAge has passed', async () => {
+    sm.on(GetSecretValueCommand).resolves({ SecretString: hmacSecret });
+    await getGatewaySecret('paynet/dev', { maxAgeSeconds: 0 });
+    await getGatewaySecret('paynet/dev', { maxAgeSeconds: 0 });
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 2);
+  });
+
+  it('reads a binary secret as UTF-8 JSON', async () => {
+    sm.on(GetSecretValueCommand).resolves({ SecretBinary: new TextEncoder().encode(hmacSecret) });
+    assert.equal((await getGatewaySecret('paynet/bin')).login, 'merchant-1');
+  });
+
+  it('refuses a malformed secret with a ConfigurationError that never quotes it, and does not cache it', async () => {
+    const malformed = [
+      JSON.stringify({ login: 'merchant-1', controlkey: SECRET_TEXT }), // wrong field name
+      JSON.stringify({ login: 'merchant-1', signatureMethod: 'RSA-SHA256', privateKeyPem: SECRET_TEXT }), // not a PEM
+      `{"login": "merchant-1", "controlKey": "${SECRET_TEXT}"`, // not JSON
+    ];
+    for (const text of malformed) {
+      sm.reset();
+      sm.on(GetSecretValueCommand).resolves({ SecretString: text });
+      await assert.rejects(getGatewaySecret('paynet/dev'), (e: unknown) => {
+        assert.ok(e instanceof ConfigurationError, String(e));
+        assert.ok(e.message.includes('paynet/dev'), e.message);
+        assert.ok(!e.message.includes(SECRET_TEXT), e.message);
+        assert.ok(!JSON.stringify(e).includes(SECRET_TEXT));
+        return true;
+      });
+    }
+    // Fixed in Secrets Manager: the next call fetches again instead of serving the bad value for five minutes.
+    sm.reset();
+    sm.on(GetSecretValueCommand).resolves({ SecretString: hmacSecret });
+    assert.equal((await getGatewaySecret('paynet/dev')).login, 'merchant-1');
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 1);
+  });
+
+  it('says a missing secret is configuration, naming it', async () => {
+    sm.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret.", $metadata: {} }));
+    await assert.rejects(getGatewaySecret('paynet/missing'), (e: unknown) => e instanceof ConfigurationError && e.message.includes('"paynet/missing" does not exist'));
+  });
+
+  it('passes transient errors through (they are retried), not as configuration', async () => {
+    const throttled = new SecretsManagerServiceException({ name: 'ThrottlingException', $fault: 'client', message: 'Rate exceeded', $metadata: {} });
+    sm.on(GetSecretValueCommand).rejects(throttled);
+    await assert.rejects(getGatewaySecret('paynet/dev'), (e: unknown) => !(e instanceof ConfigurationError));
+  });
+});
+
+describe('redaction', () => {
+  it('masks secret keys at any depth, in arrays, whatever their case or separator', () => {
+    const logged = {
+      secret: { login: 'merchant-1', controlKey: SECRET_TEXT },
+      rsa: [{ privateKeyPem: SECRET_TEXT, signatureMethod: 'RSA-SHA256' }],
+      headers: { Authorization: `OAuth oauth_signature="${SECRET_TEXT}"`, 'Content-Type': 'application/json' },
+      oauth: { oauth_signature: SECRET_TEXT, oauth_signature_method: 'HMAC-SHA1', control_key: SECRET_TEXT, 'X-Amz-Signature': SECRET_TEXT },
+    };
+    const text = JSON.stringify(logged, redactingReplacer);
+    assert.ok(!text.includes(SECRET_TEXT), text);
+    const back = JSON.parse(text);
+    assert.equal(back.secret.login, 'merchant-1');
+    assert.equal(back.secret.controlKey, REDACTED);
+    assert.equal(back.rsa[0].signatureMethod, 'RSA-SHA256');
+    assert.equal(back.headers['Content-Type'], 'application/json');
+    assert.equal(back.oauth.oauth_signature_method, 'HMAC-SHA1');
+  });
+
+  it('masks credentials inside free text', () => {
+    const pem = `-----BEGIN PRIVATE KEY-----\nMIIEv${SECRET_TEXT}\n-----END PRIVATE KEY-----`;
+    for (const text of [
+      `OAuth realm="",oauth_consumer_key="merchant-1",oauth_signature="${SECRET_TEXT}",oauth_version="1.0"`,
+      `https://gw/x?oauth_signature=${SECRET_TEXT}&a=1`,
+      `secret was {"login":"m","controlKey":"${SECRET_TEXT}"}`,
+      JSON.stringify({ s: `{"controlKey":"${SECRET_TEXT}"}` }),
+      `key: ${pem} end`,
+    ]) {
+      const out = redactText(text);
+      assert.ok(!out.includes(SECRET_TEXT), out);
+    }
+    assert.ok(redactText('oauth_consumer_key="merchant-1"').includes('merchant-1'), 'the login is not secret');
+  });
+
+  it('redact() returns a masked copy', () => {
+    assert.deepEqual(redact({ a: { controlKey: 'x' }, b: 1 }), { a: { controlKey: REDACTED }, b: 1 });
+  });
+
+  it("the shared Powertools logger never prints a secret, even inside an error", () => {
+    const lines = captureOutput(() => {
+      logger.info('fetched', { secret: { login: 'merchant-1', controlKey: SECRET_TEXT } });
+      logger.error('failed', new Error(`signing with oauth_signature="${SECRET_TEXT}" refused`));
+    });
+    assert.equal(lines.length, 2);
+    for (const line of lines) assert.ok(!line.includes(SECRET_TEXT), line);
+    assert.equal(JSON.parse(lines[0]!).secret.login, 'merchant-1');
+  });
+});
+
+describe('powertools', () => {
+  it('shares one Logger, Metrics and Tracer named after POWERTOOLS_SERVICE_NAME (or paynet-reports)', () => {
+    assert.equal(serviceName, process.env.POWERTOOLS_SERVICE_NAME || 'paynet-reports');
+    assert.ok(sharedMetrics && tracer);
+    assert.equal(tracer.isTracingEnabled(), false, 'off outside Lambda');
+  });
+});
+
+describe('metrics', () => {
+  it('emits one EMF record per data point with report and environment (and outcome) dimensions', () => {
+    const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'paynet-reports' });
+    const lines = captureOutput(() => {
+      recordFetch(metrics, { report: 'transactions', environment: 'dev' }, { outcome: 'GatewayUnavailable', bytes: 10, durationMs: 250 });
+      emitMetric(metrics, MetricName.RowsWritten, 42, { report: 'transactions', environment: 'dev' });
+    });
+    const records = lines.map((l) => JSON.parse(l));
+    assert.equal(records.length, 4);
+    const outcome = records.find((r) => r.FetchOutcome !== undefined);
+    assert.deepEqual(outcome._aws.CloudWatchMetrics[0].Dimensions, [['service', 'report', 'environment', 'outcome']]);
+    assert.equal(outcome._aws.CloudWatchMetrics[0].Namespace, 'PaynetReports');
+    assert.equal(outcome.outcome, 'GatewayUnavailable');
+    const bytes = records.find((r) => r.FetchBytes !== undefined);
+    assert.deepEqual(bytes._aws.CloudWatchMetrics[0].Dimensions, [['service', 'report', 'environment']]);
+    assert.deepEqual(bytes._aws.CloudWatchMetrics[0].Metrics, [{ Name: 'FetchBytes', Unit: 'Bytes' }]);
+    assert.equal(records.find((r) => r.RowsWritten !== undefined).RowsWritten, 42);
+  });
+});
+
+describe('createS3Client', () => {
+  it('configures a local endpoint for s3rver: path style, checksums only when required', async () => {
+    const client = createS3Client({ endpoint: 'http://127.0.0.1:4568', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    assert.equal(client.config.forcePathStyle, true);
+    assert.equal(await client.config.requestChecksumCalculation(), 'WHEN_REQUIRED');
+    assert.equal(await client.config.responseChecksumValidation(), 'WHEN_REQUIRED');
+    client.destroy();
+  });
+
+  it('leaves AWS defaults alone without an endpoint', async () => {
+    const client = createS3Client({ region: 'eu-west-1' });
+    assert.notEqual(client.config.forcePathStyle, true);
+    assert.equal(await client.config.requestChecksumCalculation(), 'WHEN_SUPPORTED');
+    client.destroy();
+  });
+});
+
+describe('MultipartSink against a mocked S3', () => {
+  const s3 = mockClient(S3Client);
+  beforeEach(() => s3.reset());
+  const MiB = 1024 * 1024;
+  const client = () => new S3Client({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+
+  it('writes a small object with one PutObject', async () => {
+    s3.on(PutObjectCommand).resolves({ ETag: '"e"', VersionId: 'v1' });
+    const sink = new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'application/vnd.apache.parquet' });
+    sink.write(new Uint8Array([1, 2, 3]));
+    await sink.flush();
+    const stored = await sink.finish();
+    assert.equal(stored.versionId, 'v1');
+    assert.equal(stored.bytes, 3);
+    assert.equal(s3.commandCalls(CreateMultipartUploadCommand).length, 0);
+    assert.equal(s3.commandCalls(PutObjectCommand)[0]!.args[0].input.ContentType, 'application/vnd.apache.parquet');
+  });
+
+  it('on AWS defaults, creates the upload with CRC32 and completes with each part checksum (as lib-storage does)', async () => {
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'u1' });
+    s3.on(UploadPartCommand).callsFake((input: { PartNumber: number }) => ({ ETag: `"p${input.PartNumber}"`, ChecksumCRC32: `c${input.PartNumber}` }));
+    s3.on(CompleteMultipartUploadCommand).resolves({ ETag: '"done-2"', VersionId: 'v2' });
+    const sink = new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'x', partSizeBytes: 5 * MiB });
+    sink.write(new Uint8Array(5 * MiB));
+    sink.write(new Uint8Array(10));
+    await sink.flush();
+    const stored = await sink.finish();
+    assert.equal(stored.bytes, 5 * MiB + 10);
+    assert.equal(s3.commandCalls(CreateMultipartUploadCommand)[0]!.args[0].input.ChecksumAlgorithm, 'CRC32');
+    assert.deepEqual(s3.commandCalls(CompleteMultipartUploadCommand)[0]!.args[0].input.MultipartUpload?.Parts, [
+      { PartNumber: 1, ETag: '"p1"', ChecksumCRC32: 'c1' },
+      { PartNumber: 2, ETag: '"p2"', ChecksumCRC32: 'c2' },
+    ]);
+  });
+
+  it('a failed part fails the next flush()/finish(), which aborts the upload; later writes refuse', async () => {
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'u1' });
+    s3.on(UploadPartCommand).rejects(new Error('part refused'));
+    s3.on(AbortMultipartUploadCommand).resolves({});
+    const sink = new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'x', partSizeBytes: 5 * MiB, queueSize: 1 });
+    sink.write(new Uint8Array(5 * MiB)); // part 1 starts uploading
+    sink.write(new Uint8Array(5 * MiB)); // part 2 waits: flush() must wait for part 1, which fails
+    await assert.rejects(sink.flush(), /part refused/);
+    assert.throws(() => sink.write(new Uint8Array(1)), /part refused/);
+    await assert.rejects(sink.finish(), /part refused/);
+    assert.equal(s3.commandCalls(UploadPartCommand).length, 1, 'no part is sent after a failure');
+    assert.equal(s3.commandCalls(CompleteMultipartUploadCommand).length, 0);
+    assert.equal(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input.UploadId, 'u1');
+    await sink.abort(); // idempotent
+    assert.equal(s3.commandCalls(AbortMultipartUploadCommand).length, 1);
+  });
+});
+
+describe('parquetSinkWriter', () => {
+  it("streams hyparquet-writer's bytes into a sink, awaiting the sink's flush once per row group", async () => {
+    const chunks: Uint8Array[] = [];
+    let flushes = 0;
+    const sink: ByteSink = {
+      write: (c) => void chunks.push(c),
+      flush: async () => {
+        flushes++;
+      },
+    };
+    const writer = new ParquetWriter({
+      writer: parquetSinkWriter(sink, 4096),
+      schema: [
+        { name: 'root', num_children: 2 },
+        { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' },
+        { name: 'label', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      ],
+    });
+    const n = 25_000;
+    await writer.write({
+      columnData: [
+        { name: 'id', data: Array.from({ length: n }, (_, i) => BigInt(i)) },
+        { name: 'label', data: Array.from({ length: n }, (_, i) => `row ${i} ${'x'.repeat(i % 17)}`) },
+      ],
+      rowGroupSize: 10_000,
+    });
+    await writer.finish();
+    assert.equal(flushes, 3);
+    assert.ok(chunks.length > 3, 'drained in pieces, not as one buffer');
+    const file = Buffer.concat(chunks);
+    const rows = await parquetReadObjects({ file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) });
+    assert.equal(rows.length, n);
+    assert.deepEqual(rows[24_999], { id: 24_999n, label: `row 24999 ${'x'.repeat(24_999 % 17)}` });
+  });
+});

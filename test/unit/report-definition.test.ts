@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { loadCatalog } from '../../config/reports/index.js';
+import transactions from '../../config/reports/transactions.json' with { type: 'json' };
+import { ConfigurationError } from '../../functions/core/errors.js';
+import {
+  reportDefinitionJsonSchema,
+  reportDefinitionJsonSchemaText,
+  writeReportDefinitionJsonSchema,
+} from '../../functions/core/report-definition-json-schema.js';
+import { FILL_ME, parseReportDefinition } from '../../functions/core/report-definition.js';
+
+const FILE = 'config/reports/transactions.json';
+const SCHEMA_FILE = fileURLToPath(new URL('../../config/report-definition.schema.json', import.meta.url));
+
+/** Untyped JSON: these tests break definitions on purpose, which no precise type would allow. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
+
+/** A deep copy of the shipped definition, changed by `edit`, as a config file would hold it. */
+function shipped(edit: (d: Json) => void = () => {}): Json {
+  const d = structuredClone(transactions) as Json;
+  edit(d);
+  return d;
+}
+
+/** The ConfigurationError message for a definition, failing the test if it loads. */
+function errorOf(raw: unknown, file = FILE): string {
+  try {
+    parseReportDefinition(raw, file);
+  } catch (e) {
+    assert.ok(e instanceof ConfigurationError, `expected a ConfigurationError, got ${String(e)}`);
+    return e.message;
+  }
+  assert.fail('the definition loaded but should not have');
+}
+
+/** Asserts the message names the file, the report and `path: message`. */
+function assertNames(message: string, path: string, fragment: string) {
+  assert.ok(message.startsWith(`${FILE}: report "transactions" is invalid:`), message);
+  const line = message.split('\n').find((l) => l.trim().startsWith(`${path}:`));
+  assert.ok(line, `no line for ${path} in:\n${message}`);
+  assert.ok(line.includes(fragment), `line "${line}" lacks "${fragment}"`);
+}
+
+describe('the shipped default definition', () => {
+  it('loads through the catalog', () => {
+    const catalog = loadCatalog();
+    assert.deepEqual(catalog.ids(), ['transactions']);
+    const r = catalog.get('transactions');
+    assert.equal(r.reportIdentifier, 'custom-transactions-report');
+    assert.deepEqual(r.schedule, { cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Moscow' });
+    assert.equal(r.columns.length, 9);
+  });
+
+  it('derives kind, precision and scale, and fills defaults', () => {
+    const r = parseReportDefinition(shipped(), FILE);
+    const amount = r.columns[4]!;
+    assert.deepEqual([amount.kind, amount.precision, amount.scale], ['decimal', 18, 3]);
+    assert.equal(r.columns[3]!.kind, 'timestamp');
+    assert.equal(r.columns[0]!.nullable, false);
+    assert.equal(r.columns[7]!.nullable, true);
+    const minimal = parseReportDefinition(
+      shipped((d) => ['format', 'encoding', 'delimiter', 'window', 'lookback', 'rejects'].forEach((k) => delete d[k])),
+      FILE,
+    );
+    assert.deepEqual(
+      [minimal.format, minimal.encoding, minimal.delimiter, minimal.window, minimal.lookback, minimal.rejects],
+      ['CSV', 'UTF-8', ',', 'P1D', 0, { maxShare: 0 }],
+    );
+  });
+
+  it('matches the gateway spec sample columns in order', () => {
+    const headers = parseReportDefinition(shipped(), FILE).columns.map((c) => c.header);
+    assert.deepEqual(headers, [
+      'Merchant_Name', 'Transaction_id', 'Merchant_OID', 'Created_date', 'Amount',
+      'Currency', 'Transaction_type', 'Order_description', 'Date_of_report',
+    ]);
+  });
+});
+
+describe('definition errors name the file, the report and the field', () => {
+  it('a bad column type', () => {
+    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp or date');
+  });
+
+  it('a missing reportIdentifier', () => {
+    assertNames(errorOf(shipped((d) => delete d.reportIdentifier)), 'reportIdentifier', 'expected string');
+  });
+
+  it('a column name that is not lower snake_case', () => {
+    assertNames(errorOf(shipped((d) => (d.columns[0].name = 'MerchantName'))), 'columns[0].name', 'lower snake_case');
+    assertNames(errorOf(shipped((d) => (d.columns[0].name = 'merchant-name'))), 'columns[0].name', 'lower snake_case');
+  });
+
+  it('a decimal precision above 18, or a scale above the precision', () => {
+    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'decimal(19,3)'))), 'columns[4].type', 'precision must be 1 to 18');
+    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'decimal(4,6)'))), 'columns[4].type', 'scale must not exceed precision');
+  });
+
+  it('a timestamp or date without a pattern, a pattern missing a token, a pattern on a string', () => {
+    assertNames(errorOf(shipped((d) => delete d.columns[3].pattern)), 'columns[3].pattern', 'a timestamp column needs an input pattern');
+    assertNames(errorOf(shipped((d) => delete d.columns[8].pattern)), 'columns[8].pattern', 'a date column needs an input pattern');
+    assertNames(errorOf(shipped((d) => (d.columns[3].pattern = 'yyyy-MM-dd HH:mm'))), 'columns[3].pattern', 'must contain');
+    assertNames(errorOf(shipped((d) => (d.columns[0].pattern = 'yyyy'))), 'columns[0].pattern', 'only timestamp and date');
+  });
+
+  it('a duplicate column name, and the partition name dt', () => {
+    assertNames(errorOf(shipped((d) => (d.columns[5].name = 'amount'))), 'columns[5].name', 'duplicate column name "amount"');
+    assertNames(errorOf(shipped((d) => (d.columns[2].name = 'dt'))), 'columns[2].name', 'partition column');
+  });
+
+  it('an unknown placeholder in the bodyTemplate, at its path', () => {
+    const msg = errorOf(shipped((d) => (d.bodyTemplate.inputReportParameters[1].value = '{{window.stop:yyyy-MM-dd}}')));
+    assertNames(msg, 'bodyTemplate.inputReportParameters[1].value', 'unknown placeholder {{window.stop:yyyy-MM-dd}}');
+    for (const bad of ['{{window.start}}', '{{window.start:}}', '{{window.start:today}}', '{{window.start:yyyy-MM-dd}']) {
+      assertNames(errorOf(shipped((d) => (d.bodyTemplate.reportName = bad))), 'bodyTemplate.reportName', 'unknown placeholder');
+    }
+  });
+
+  it('a bad window', () => {
+    for (const w of ['1 day', 'P0D', 'PT0H', 'P1W', 'PT1D']) {
+      assertNames(errorOf(shipped((d) => (d.window = w))), 'window', 'must be "P<n>D" (days) or "PT<n>H"');
+    }
+    assertNames(errorOf(shipped((d) => (d.window = 'PT5H'))), 'window', 'hours must divide 24');
+  });
+
+  it('a bad schedule, time zone, encoding, delimiter and lookback', () => {
+    assertNames(errorOf(shipped((d) => (d.schedule.timeZone = 'Europe/Moskva'))), 'schedule.timeZone', 'IANA time zone');
+    assertNames(errorOf(shipped((d) => (d.schedule.cron = '15 3 * * *'))), 'schedule.cron', 'EventBridge Scheduler expression');
+    assertNames(errorOf(shipped((d) => (d.encoding = 'KOI-9'))), 'encoding', 'not an encoding');
+    assertNames(errorOf(shipped((d) => (d.delimiter = ';;'))), 'delimiter', '');
+    assertNames(errorOf(shipped((d) => (d.lookback = 40))), 'lookback', '');
+  });
+
+  it('an unknown key, at its parent', () => {
+    assertNames(errorOf(shipped((d) => (d.schedul = {}))), '(root)', 'schedul');
+    assertNames(errorOf(shipped((d) => (d.columns[1].nulable = true))), 'columns[1]', 'nulable');
+  });
+
+  it('lists every bad field at once', () => {
+    const msg = errorOf(shipped((d) => { d.columns[4].type = 'money'; delete d.reportIdentifier; }));
+    assertNames(msg, 'columns[4].type', 'must be');
+    assertNames(msg, 'reportIdentifier', 'expected string');
+  });
+
+  it('placeholders left by infer-schema, even beside other errors', () => {
+    const msg = errorOf(shipped((d) => { d.reportIdentifier = FILL_ME; d.schedule.timeZone = FILL_ME; d.columns[4].type = 'money'; }));
+    assertNames(msg, 'reportIdentifier', `still the placeholder ${FILL_ME}`);
+    assertNames(msg, 'schedule.timeZone', `still the placeholder ${FILL_ME}`);
+    assertNames(msg, 'columns[4].type', 'must be');
+  });
+
+  it('a definition without an id, or not an object at all', () => {
+    const msg = errorOf(shipped((d) => delete d.id), 'config/reports/x.json');
+    assert.match(msg, /^config\/reports\/x\.json: report \(no id\) is invalid:\n {2}id: /);
+    assert.match(errorOf(null, 'config/reports/x.json'), /^config\/reports\/x\.json: report \(no id\) is invalid:\n {2}\(root\): /);
+  });
+});
+
+/**
+ * Enough of JSON Schema draft 7 to check a definition against the generated schema without a validator
+ * dependency. It throws on a keyword it does not know, so the test notices when the generator starts
+ * emitting one instead of silently ignoring it.
+ */
+function schemaErrors(schema: Json, value: unknown, path = '$'): string[] {
+  const known = new Set([
+    '$schema', 'title', 'description', 'default', 'examples', 'type', 'properties', 'required', 'additionalProperties',
+    'propertyNames', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'items', 'if', 'then',
+  ]);
+  for (const k of Object.keys(schema)) if (!known.has(k)) throw new Error(`schemaErrors does not know the keyword "${k}" (at ${path})`);
+  const errors: string[] = [];
+  const kind = Array.isArray(value) ? 'array' : value === null ? 'null' : Number.isInteger(value) ? 'integer' : typeof value;
+  if (schema.type && !(schema.type === kind || (schema.type === 'number' && kind === 'integer'))) return [`${path}: expected ${schema.type}, got ${kind}`];
+  if (schema.enum && !schema.enum.includes(value)) errors.push(`${path}: not one of ${schema.enum.join(', ')}`);
+  if (typeof value === 'string') {
+    if (schema.pattern && !new RegExp(schema.pattern, 'u').test(value)) errors.push(`${path}: does not match ${schema.pattern}`);
+    if (schema.minLength !== undefined && value.length < schema.minLength) errors.push(`${path}: shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) errors.push(`${path}: longer than ${schema.maxLength}`);
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) errors.push(`${path}: below ${schema.minimum}`);
+    if (schema.maximum !== undefined && value > schema.maximum) errors.push(`${path}: above ${schema.maximum}`);
+  }
+  if (Array.isArray(value)) {
+    if (schema.minItems !== undefined && value.length < schema.minItems) errors.push(`${path}: fewer than ${schema.minItems} items`);
+    if (schema.items) value.forEach((v, i) => errors.push(...schemaErrors(schema.items, v, `${path}[${i}]`)));
+  }
+  if (kind === 'object') {
+    const obj = value as Record<string, unknown>;
+    for (const r of schema.required ?? []) if (!(r in obj)) errors.push(`${path}: missing ${r}`);
+    for (const [k, v] of Object.entries(obj)) {
+      const sub = schema.properties?.[k] ?? schema.additionalProperties;
+      if (sub === false) errors.push(`${path}: unknown key ${k}`);
+      else if (sub) errors.push(...schemaErrors(sub, v, `${path}.${k}`));
+    }
+    if (schema.if && schemaErrors(schema.if, value, path).length === 0 && schema.then) errors.push(...schemaErrors(schema.then, value, path));
+  }
+  return errors;
+}
+
+describe('the JSON Schema for editors', () => {
+  it('is up to date with the validator', async () => {
+    const committed = await readFile(SCHEMA_FILE, 'utf8').catch(() => '(missing)');
+    assert.equal(
+      committed,
+      reportDefinitionJsonSchemaText(),
+      'config/report-definition.schema.json is out of date with functions/core/report-definition.ts. ' +
+        'Regenerate it with `npm run reports -- json-schema` (or `npx tsx --eval "import(\'./functions/core/report-definition-json-schema.ts\')' +
+        '.then((m) => m.writeReportDefinitionJsonSchema(\'config/report-definition.schema.json\'))"`) and commit it.',
+    );
+  });
+
+  it('writes the same text it checks', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'report-schema-'));
+    try {
+      await writeReportDefinitionJsonSchema(join(dir, 'schema.json'));
+      assert.equal(await readFile(join(dir, 'schema.json'), 'utf8'), reportDefinitionJsonSchemaText());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('describes the input side: defaults optional, enums and patterns present', () => {
+    const s = reportDefinitionJsonSchema() as Json;
+    assert.equal(s.$schema, 'http://json-schema.org/draft-07/schema#');
+    assert.deepEqual([...s.required].sort(), ['bodyTemplate', 'columns', 'id', 'reportIdentifier', 'schedule']);
+    assert.deepEqual(s.properties.format.enum, ['CSV', 'PDF']);
+    assert.equal(s.additionalProperties, false);
+    const column = s.properties.columns.items;
+    assert.deepEqual(column.required, ['header', 'name', 'type']);
+    assert.ok(column.properties.type.examples.includes('decimal(18,2)'));
+    assert.deepEqual(column.then, { required: ['pattern'] });
+  });
+
+  it('accepts the shipped definition', () => {
+    assert.deepEqual(schemaErrors(reportDefinitionJsonSchema(), transactions), []);
+  });
+
+  it('rejects what an editor should flag', () => {
+    const s = reportDefinitionJsonSchema();
+    const errors = schemaErrors(s, shipped((d) => {
+      delete d.reportIdentifier;
+      d.format = 'XLSX';
+      d.columns[0].name = 'Merchant Name';
+      delete d.columns[3].pattern;
+      d.extra = 1;
+    }));
+    assert.deepEqual(errors.sort(), [
+      '$.columns[0].name: does not match ^[a-z][a-z0-9_]*$',
+      '$.columns[3]: missing pattern',
+      '$.format: not one of CSV, PDF',
+      '$: missing reportIdentifier',
+      '$: unknown key extra',
+    ].sort());
+  });
+});

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import {
+  decodeS3EventKey,
+  encodeS3EventKey,
+  keysFor,
+  manifestKey,
+  parseRawKey,
+  rawKey,
+  rejectedKey,
+  tableKey,
+  tablePrefix,
+} from '../../functions/core/s3-keys.js';
+import { parseWindowSize, windowAt, type LocalDateTime } from '../../functions/core/window.js';
+
+const day = windowAt({ year: 2026, month: 11, day: 20, hour: 0, minute: 0, second: 0 }, parseWindowSize('P1D'));
+const sixHours = windowAt({ year: 2026, month: 3, day: 1, hour: 18, minute: 0, second: 0 }, parseWindowSize('PT6H'));
+
+describe('S3 layout keys', () => {
+  it('places a daily window under its start date', () => {
+    assert.equal(rawKey('transactions', day, 'CSV'), 'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv');
+    assert.equal(rawKey('transactions', day, 'PDF'), 'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.pdf');
+    assert.equal(rawKey('transactions', day, 'pdf'), rawKey('transactions', day, 'PDF'), "the gateway client's fileExtension works too");
+    assert.equal(tableKey('transactions', day), 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet');
+    assert.equal(rejectedKey('transactions', day), 'rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv');
+    assert.equal(manifestKey('transactions', day), 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json');
+  });
+
+  it('uses the start, not the end, for a window ending on the next day', () => {
+    assert.equal(sixHours.end.day, 2);
+    assert.equal(tableKey('card_payments', sixHours), 'tables/card_payments/dt=2026-03-01/2026-03-01T18-00-00.parquet');
+  });
+
+  it('gives the same keys for a window and its bare start (re-runs overwrite)', () => {
+    assert.deepEqual(keysFor('transactions', day, 'CSV'), keysFor('transactions', { start: { ...day.start } }, 'CSV'));
+  });
+
+  it('names the Glue table location', () => {
+    assert.equal(tablePrefix('transactions'), 'tables/transactions/');
+    assert.ok(tableKey('transactions', day).startsWith(tablePrefix('transactions')));
+  });
+
+  it('refuses a report id that is not lower snake_case', () => {
+    for (const id of ['Transactions', 'a/b', '', 'x-y', '1abc']) {
+      assert.throws(() => rawKey(id, day, 'CSV'), ConfigurationError, id);
+    }
+  });
+});
+
+describe('parseRawKey', () => {
+  it('reads a raw key back into report, partition, stamp, format and window start', () => {
+    assert.deepEqual(parseRawKey('raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv'), {
+      reportId: 'transactions',
+      dt: '2026-11-20',
+      stamp: '2026-11-20T00-00-00',
+      format: 'CSV',
+      start: day.start,
+    });
+    assert.equal(parseRawKey('raw/transactions/dt=2026-03-01/2026-03-01T18-00-00.pdf')?.format, 'PDF');
+  });
+
+  it('gives null for keys outside raw/ (the parse handler ignores them)', () => {
+    for (const key of ['tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet', 'manifests/x.json', '', 'rawfile.csv', 'RAW/x']) {
+      assert.equal(parseRawKey(key), null, key);
+    }
+  });
+
+  it('throws a ConfigurationError naming the key for a raw/ key off the layout', () => {
+    const bad = [
+      'raw/transactions/2026-11-20T00-00-00.csv', // no partition
+      'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.txt', // extension
+      'raw/transactions/dt=2026-11-21/2026-11-20T00-00-00.csv', // partition differs from the start date
+      'raw/transactions/dt=2026-02-30/2026-02-30T00-00-00.csv', // no such day
+      'raw/transactions/dt=2026-11-20/2026-11-20T24-00-00.csv', // no such hour
+      'raw/Transactions/dt=2026-11-20/2026-11-20T00-00-00.csv', // report id case
+      'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv.bak',
+      'raw/',
+    ];
+    for (const key of bad) {
+      assert.throws(
+        () => parseRawKey(key),
+        (e: unknown) => e instanceof ConfigurationError && e.message.includes(`"${key}"`),
+        key,
+      );
+    }
+  });
+
+  const localDateTime = fc
+    .record({
+      date: fc.date({ min: new Date('1990-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }),
+      hour: fc.integer({ min: 0, max: 23 }),
+      minute: fc.integer({ min: 0, max: 59 }),
+      second: fc.integer({ min: 0, max: 59 }),
+    })
+    .map(
+      ({ date, hour, minute, second }): LocalDateTime => ({
+        year: date.getUTCFullYear(),
+        month: date.getUTCMonth() + 1,
+        day: date.getUTCDate(),
+        hour,
+        minute,
+        second,
+      }),
+    );
+  const reportId = fc.stringMatching(/^[a-z][a-z0-9_]{0,30}$/);
+  const format = fc.constantFrom('CSV' as const, 'PDF' as const);
+
+  it('round-trips every (report, start, format) through rawKey and parseRawKey', () => {
+    fc.assert(
+      fc.property(reportId, localDateTime, format, (id, start, fmt) => {
+        const parts = parseRawKey(rawKey(id, { start }, fmt));
+        assert.ok(parts);
+        assert.equal(parts.reportId, id);
+        assert.equal(parts.format, fmt);
+        assert.deepEqual(parts.start, start);
+        // What the parse handler derives from the raw key lands beside it in the curated bucket.
+        assert.equal(tableKey(parts.reportId, parts), tableKey(id, { start }));
+      }),
+    );
+  });
+
+  it('round-trips through the URL encoding of S3 events', () => {
+    fc.assert(
+      fc.property(reportId, localDateTime, format, (id, start, fmt) => {
+        const key = rawKey(id, { start }, fmt);
+        assert.deepEqual(parseRawKey(decodeS3EventKey(encodeS3EventKey(key))), parseRawKey(key));
+      }),
+    );
+  });
+});
+
+describe('S3 event key encoding', () => {
+  it('decodes keys as AWS sends them: "+" is a space, %XX a byte of UTF-8', () => {
+    assert.equal(
+      decodeS3EventKey('raw/transactions/dt%3D2026-11-20/2026-11-20T00-00-00.csv'),
+      'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv',
+    );
+    assert.equal(decodeS3EventKey('manual/red+flower.jpg'), 'manual/red flower.jpg');
+    assert.equal(decodeS3EventKey('a%2Bb'), 'a+b');
+    assert.equal(decodeS3EventKey('caf%C3%A9'), 'café');
+  });
+
+  it('encodes like AWS: slashes kept, spaces as "+", "=" and "+" escaped', () => {
+    assert.equal(encodeS3EventKey('raw/x/dt=2026-11-20/a b+c.csv'), 'raw/x/dt%3D2026-11-20/a+b%2Bc.csv');
+  });
+
+  it('round-trips any key', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), (key) => {
+        assert.equal(decodeS3EventKey(encodeS3EventKey(key)), key);
+      }),
+    );
+  });
+
+  it('rejects malformed escapes with a URIError naming the key', () => {
+    assert.throws(() => decodeS3EventKey('raw/%E0%A4%A'), (e: unknown) => e instanceof URIError && e.message.includes('raw/%E0%A4%A'));
+  });
+});
