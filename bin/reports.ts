@@ -58,6 +58,75 @@ program
     });
   });
 
+program
+  .command('sign')
+  .description('print the Authorization header and a ready curl command for one report request (to reproduce a call with support)')
+  .requiredOption('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine)')
+  .requiredOption('--secret-file <file>', 'the gateway secret JSON')
+  .option('--report <id>', 'report definition id', 'transactions')
+  .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
+  .option('--body-signing <rule>', 'how the JSON body enters the base string: excluded | asFormParameters', 'excluded')
+  .action(async (opts) => {
+    const [{ loadCatalog }, { renderBody }, { describeRequest }, { readSecretFile }, { windowsForRun }, { parseWindowSize, windowAt, parseLocalDateTime }] =
+      await Promise.all([
+        import('../config/reports/index.js'),
+        import('../functions/core/body-template.js'),
+        import('../functions/core/gateway-request.js'),
+        import('../local/secret-file.js'),
+        import('../local/cli/dates.js'),
+        import('../functions/core/window.js'),
+      ]);
+    const report = loadCatalog().get(opts.report);
+    const window = opts.from
+      ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window))
+      : windowsForRun(report)[0]!;
+    const secret = await readSecretFile(opts.secretFile);
+    const described = describeRequest({
+      endpointUrl: opts.gatewayUrl,
+      secret,
+      body: renderBody(report.bodyTemplate, window),
+      bodySigning: opts.bodySigning,
+    });
+    // The signature is valid for this nonce and timestamp only; it still goes to stdout alone, never to a log.
+    console.error('The lines below hold a signature valid for one request (its nonce) within minutes (its timestamp).');
+    console.log(`Authorization: ${described.authorization}`);
+    console.log('');
+    console.log(described.curl);
+  });
+
+program
+  .command('infer-schema <file>')
+  .description("propose a report definition from a sample CSV (such as one the provider's support sends)")
+  .option('--encoding <name>', 'the file encoding (UTF-8, windows-1251, …)')
+  .option('--delimiter <char>', 'the field delimiter; default: detected from the header line')
+  .option('--id <id>', 'the report id (lower snake_case); default: from the file name')
+  .action(async (file: string, opts) => {
+    const [{ createReadStream }, { basename, extname }, { inferReportDefinition }, { snakeCase }] = await Promise.all([
+      import('node:fs'),
+      import('node:path'),
+      import('../functions/core/infer-schema.js'),
+      import('../functions/core/athena-names.js'),
+    ]);
+    const { definition, notes } = await inferReportDefinition(createReadStream(file), {
+      encoding: opts.encoding,
+      delimiter: opts.delimiter,
+      id: opts.id ?? snakeCase(basename(file, extname(file))),
+      source: file,
+    });
+    console.log(JSON.stringify(definition, null, 2));
+    for (const note of notes) console.error(`note: ${note}`);
+    console.error('Fill in every "REPLACE_ME", save it under config/reports/, and list it in config/reports/index.ts.');
+  });
+
+program
+  .command('json-schema')
+  .description('regenerate config/report-definition.schema.json from the validator (editors complete report files with it)')
+  .action(async () => {
+    const { writeReportDefinitionJsonSchema } = await import('../functions/core/report-definition-json-schema.js');
+    await writeReportDefinitionJsonSchema('config/report-definition.schema.json');
+    console.log('Wrote config/report-definition.schema.json');
+  });
+
 program.parseAsync(process.argv).catch((e: unknown) => {
   // Typed errors already say what to do; anything else is a bug worth its stack.
   if (isPipelineError(e)) console.error(`${e.code}: ${e.message}`);
