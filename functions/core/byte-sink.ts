@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 
@@ -8,15 +7,21 @@ import type { Writable } from 'node:stream';
  * are the backpressure: the converter awaits each write before producing more.
  */
 export interface ByteSink {
-  /** Takes the next bytes. A returned promise holds the converter until the sink can take more. */
+  /** Takes the next bytes (ownership passes: they are not reused). A returned promise is awaited. */
   write(bytes: Uint8Array): void | Promise<void>;
-  /** After the last bytes: resolves when they are stored (e.g. the multipart upload completed). */
-  end(): void | Promise<void>;
+  /**
+   * Optional backpressure point, awaited after every write: resolves when the sink can take more
+   * (functions/aws/multipart-sink.ts's MultipartSink.flush: parts in flight below the queue size).
+   */
+  flush?(): void | Promise<void>;
+  /** After the last bytes, on success: resolves when they are stored. `finish` is accepted under that name too. */
+  end?(): unknown;
+  finish?(): unknown;
   /**
    * The output must not be published (schema drift, too many rejected rows, any failure): discard what
-   * was written, e.g. abort the multipart upload. Called at most once, never after end().
+   * was written, e.g. abort the multipart upload. May be called more than once.
    */
-  abort?(reason: Error): void | Promise<void>;
+  abort?(reason?: Error): unknown;
 }
 
 export type OutputSink = ByteSink | Writable;
@@ -32,6 +37,25 @@ export interface CountingSink {
 const isWritable = (s: OutputSink): s is Writable =>
   typeof (s as Writable).on === 'function' && typeof (s as Writable).once === 'function' && typeof (s as Writable).end === 'function';
 
+/** Resolves on 'drain'; rejects if the stream errors or closes first. Removes its listeners either way. */
+function drained(stream: Writable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      stream.off('drain', onDrain);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onDrain = () => done();
+    const onError = (e: Error) => done(e);
+    const onClose = () => done(stream.errored ?? new Error('the output stream closed before the conversion ended'));
+    stream.on('drain', onDrain);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+  });
+}
+
 export function countingSink(sink: OutputSink): CountingSink {
   let bytes = 0;
   let closed = false;
@@ -43,7 +67,7 @@ export function countingSink(sink: OutputSink): CountingSink {
       async write(chunk) {
         bytes += chunk.byteLength;
         if (sink.destroyed) throw sink.errored ?? new Error('the output stream was closed before the conversion ended');
-        if (!sink.write(chunk)) await Promise.race([once(sink, 'drain'), finished(sink)]);
+        if (!sink.write(chunk)) await drained(sink);
       },
       async end() {
         closed = true;
@@ -68,10 +92,11 @@ export function countingSink(sink: OutputSink): CountingSink {
     async write(chunk) {
       bytes += chunk.byteLength;
       await sink.write(chunk);
+      await sink.flush?.();
     },
     async end() {
       closed = true;
-      await sink.end();
+      await (sink.end ? sink.end() : sink.finish?.());
     },
     async abort(reason) {
       if (closed) return;

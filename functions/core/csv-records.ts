@@ -50,9 +50,9 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf];
 export const isUtf8Name = (encoding: string) => /^utf-?8$/i.test(encoding.trim());
 
 export class CsvRecordReader {
-  /** Blank lines skipped so far. */
+  /** Blank lines skipped so far (the line break that ends the file is not one). */
   get emptyLines(): number {
-    return this.parser.info.empty_lines;
+    return this.parser.info.empty_lines - this.finalBreak;
   }
 
   private readonly parser: Parser;
@@ -64,6 +64,7 @@ export class CsvRecordReader {
   private head: Buffer | undefined; // the first bytes, until there are enough to look for a BOM
   private partial: Buffer | undefined; // an incomplete UTF-8 sequence at the end of the last chunk
   private offset = 0; // bytes checked so far, for error messages
+  private finalBreak = 0; // csv-parse counts the line break at the end of the file as an empty line
 
   // line tracking: see the comment at the top
   private prevCounter = 0;
@@ -114,7 +115,9 @@ export class CsvRecordReader {
       const rest = this.decoder.end();
       if (rest) this.run(Buffer.from(rest, 'utf8'), false);
     }
+    const before = this.parser.info.empty_lines;
     this.run(undefined, true);
+    this.finalBreak = this.parser.info.empty_lines - before;
   }
 
   private process(chunk: Buffer): void {

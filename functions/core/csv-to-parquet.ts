@@ -27,9 +27,9 @@ export interface ConvertOptions {
   report: ReportDefinition;
   /** The rejected rows as CSV (line, column, reason, record). Omit to only count them. */
   rejects?: OutputSink;
-  /** Most rows in a row group (default 100,000). */
+  /** Most rows in a row group (default 32,768; see DEFAULT_ROW_GROUP_ROWS). */
   rowGroupRows?: number;
-  /** Most estimated uncompressed bytes in a row group (default 32 MiB): keeps huge fields from piling up. */
+  /** Most estimated Parquet bytes (before compression) in a row group (default 8 MiB): keeps huge fields from piling up. */
   rowGroupBytes?: number;
   /** Largest share of rejected rows that still publishes (default: the report's rejects.maxShare). */
   maxRejectShare?: number;
@@ -37,6 +37,11 @@ export interface ConvertOptions {
   encoder?: EncoderMode;
   /** The worker script, when it is not parquet-worker.js beside this module (bundles). */
   workerUrl?: URL;
+  /**
+   * End (commit) the output after the last byte on success (default true). False leaves committing to
+   * the caller, e.g. MultipartSink.finish() after the manifest is stored; failures still abort it.
+   */
+  finishOutput?: boolean;
 }
 
 export interface Manifest {
@@ -69,8 +74,15 @@ export interface Manifest {
   };
 }
 
-export const DEFAULT_ROW_GROUP_ROWS = 100_000;
-export const DEFAULT_ROW_GROUP_BYTES = 32 * 1024 * 1024;
+/**
+ * Row-group bounds. Encoding a row group with hyparquet-writer holds about ten times its estimated
+ * bytes in memory (an object per value on the way to the page buffers, plus garbage not yet collected),
+ * so the bounds are what keeps a run within memory: on the benchmark (~140 bytes a row) 32,768 rows
+ * give ~220 MB peak RSS for the whole process, 100,000 rows ~370 MB. Files lose nothing measurable
+ * (27.31 vs 27.30 MB for 1M rows); a Lambda with more memory can raise both.
+ */
+export const DEFAULT_ROW_GROUP_ROWS = 32_768;
+export const DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024;
 
 /** The manifest of a run that threw TooManyRejectedRows, so the caller can still store it. */
 export function manifestOf(error: unknown): Manifest | undefined {
@@ -137,8 +149,9 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
     rejects.add(line, column, reason, record);
     if (maxShare === 0 && !doomed) {
       doomed = true;
+      // Settled here, awaited nowhere: failures to abort surface again when the run aborts at the end.
       void encoder?.abort();
-      void out.abort(new Error(`rejected rows in report "${report.id}": the Parquet file will not be published`));
+      out.abort(new Error(`rejected rows in report "${report.id}": the Parquet file will not be published`)).catch(() => {});
     }
   };
 
@@ -213,7 +226,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
       throw Object.assign(error, { manifest: manifest(0, 0) });
     }
     const { encodeMs, rowGroups } = await encoder!.finish();
-    await out.end();
+    if (options.finishOutput !== false) await out.end();
     return manifest(encodeMs, rowGroups);
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));

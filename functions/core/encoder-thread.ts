@@ -187,9 +187,8 @@ class WorkerEncoder implements EncoderHandle {
  * .ts worker is started through a two-line bootstrap that registers them first.
  */
 function spawn(url: URL, settings: EncoderSettings): Worker {
-  const resourceLimits = process.env.YG ? { maxYoungGenerationSizeMb: Number(process.env.YG), ...(process.env.OG ? { maxOldGenerationSizeMb: Number(process.env.OG) } : {}) } : undefined;
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: settings, resourceLimits });
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: settings });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: settings, resourceLimits });
+  return new Worker(bootstrap, { eval: true, workerData: settings });
 }

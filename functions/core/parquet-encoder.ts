@@ -22,7 +22,7 @@ export interface EncoderSettings {
  * transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16). Both are standard Parquet v2 encodings
  * that Athena (Trino) and DuckDB read. Everything else is left to hyparquet-writer, which dictionary-
  * encodes a column chunk when that at least halves it (currency, type, merchant, the report date),
- * except long distinct strings with shared prefixes, which get DELTA_BYTE_ARRAY (chooseStringEncoding).
+ * except long distinct strings, which go as PLAIN or, with shared prefixes, DELTA_BYTE_ARRAY (planStrings).
  */
 function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
   return column.kind === 'bigint' || column.kind === 'timestamp' ? 'DELTA_BINARY_PACKED' : undefined;
@@ -75,6 +75,7 @@ const SAMPLE = 512;
  * distinct text in no particular order they prune nothing, and computing them was the next cost.
  */
 function stringColumn(parts: WireColumn[], rows: number): Pick<ColumnSource, 'data' | 'encoding' | 'statistics'> {
+  if (parts.every((p) => p.kind === 'dict')) return { data: sliceStrings(parts, rows) };
   const sample = sliceStrings(parts, Math.min(rows, SAMPLE));
   const plan = planStrings(sample);
   if (plan.dictionary) return { data: sliceStrings(parts, rows) };
@@ -86,6 +87,12 @@ function sliceStrings(parts: WireColumn[], rows: number): Array<string | null> {
   const out = new Array<string | null>(rows);
   let r = 0;
   for (const part of parts) {
+    if (part.kind === 'dict') {
+      const { values, codes } = part;
+      for (let i = 0; i < codes.length && r < rows; i++) out[r++] = codes[i]! < 0 ? null : values[codes[i]!]!;
+      if (r >= rows) break;
+      continue;
+    }
     if (part.kind !== 'string') throw new Error('batch columns out of order');
     const { text, lengths } = part;
     let pos = 0;
@@ -107,6 +114,11 @@ function utf8Views(parts: WireColumn[], rows: number): Array<Uint8Array | null> 
   const out = new Array<Uint8Array | null>(rows);
   let r = 0;
   for (const part of parts) {
+    if (part.kind === 'dict') {
+      const encoded = part.values.map((v) => Buffer.from(v, 'utf8'));
+      for (const code of part.codes) out[r++] = code < 0 ? null : encoded[code]!;
+      continue;
+    }
     if (part.kind !== 'string') throw new Error('batch columns out of order');
     const { text, lengths } = part;
     const bytes = Buffer.from(text, 'utf8');
@@ -162,7 +174,7 @@ function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigI
   const joined = first?.kind === 'int32' ? new Int32Array(rows) : new BigInt64Array(rows);
   let r = 0;
   for (const part of parts) {
-    if (part.kind === 'string') throw new Error('batch columns out of order');
+    if (part.kind === 'string' || part.kind === 'dict') throw new Error('batch columns out of order');
     (joined as Int32Array).set(part.values as Int32Array, r);
     r += part.values.length;
   }
@@ -171,7 +183,7 @@ function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigI
   const out = Array.from(joined as ArrayLike<number | bigint>) as Array<bigint | number | null>;
   r = 0;
   for (const part of parts) {
-    if (part.kind === 'string') continue;
+    if (part.kind === 'string' || part.kind === 'dict') continue;
     const nulls = part.nulls;
     if (nulls) for (let i = 0; i < nulls.length; i++) if (nulls[i]) out[r + i] = null;
     r += part.values.length;

@@ -26,12 +26,17 @@ import {
  *   an array of 4,096 strings to a worker costs ~200 ns a string in structured clone; one long flat
  *   string costs a memcpy. The parser's strings are held only for the batch, so they die young and
  *   the garbage collector stays cheap.
+ * - A string column with few distinct values (currency, type, merchant) crosses as a small dictionary
+ *   and an Int32Array of codes instead: no joining, no copying, and the encoder gets the same few
+ *   string objects back, which it dictionary-encodes at the cost of a Map lookup. A column that shows
+ *   more than DICT_LIMIT distinct values in a batch turns into joined text for the rest of the run.
  * - Batches are small (BATCH_ROWS, or ~1 MiB of text), so memory on this side stays flat whatever the
  *   row-group size.
  */
 
 export type WireColumn =
   | { kind: 'string'; text: string; lengths: Int32Array }
+  | { kind: 'dict'; values: string[]; codes: Int32Array }
   | { kind: 'int64'; values: BigInt64Array; nulls?: Uint8Array }
   | { kind: 'int32'; values: Int32Array; nulls?: Uint8Array };
 
@@ -58,6 +63,8 @@ const KIND_CODES = { string: STRING, bigint: BIGINT, decimal: DECIMAL, timestamp
 const FIXED_BYTES = [4, 8, 8, 8, 4];
 
 export const BATCH_ROWS = 4096;
+/** Distinct values a string column may show in one batch and still cross as a dictionary. */
+const DICT_LIMIT = 256;
 /** A batch also closes at this much text, so 1 MB fields do not pile up 4,096 to a batch. */
 const BATCH_TEXT = 1 << 20;
 
@@ -95,6 +102,10 @@ export class RowBatchBuilder {
 
   // Per column, indexed by column number; unused slots hold empty arrays so every array stays monomorphic.
   private pieces: string[][] = [];
+  /** Per string column: still sent as a dictionary? (1) Each batch's dictionary, value -> code. */
+  private dictMode: Uint8Array;
+  private dicts: Array<Map<string, number>> = [];
+  private dictValues: string[][] = [];
   private lengths: Int32Array[] = [];
   private i64: BigInt64Array[] = [];
   private lo: Uint32Array[] = [];
@@ -114,6 +125,7 @@ export class RowBatchBuilder {
     this.fixedRowBytes = columns.reduce((sum, c) => sum + (c.kind === 'string' ? 0 : FIXED_BYTES[KIND_CODES[c.kind]]!), 0);
     this.lastText = columns.map(() => '');
     this.lastValue = new Float64Array(columns.length);
+    this.dictMode = Uint8Array.from(columns, (c) => (c.kind === 'string' ? 1 : 0));
     this.allocate();
   }
 
@@ -202,16 +214,51 @@ export class RowBatchBuilder {
       const c = strings[k]!;
       const text = record[c]!;
       if (text.length === 0) {
-        this.lengths[c]![row] = -1; // null: the nullable check above let only nullable columns through
-      } else {
-        this.pieces[c]!.push(text);
-        this.lengths[c]![row] = text.length;
-        bytes += text.length + 4;
-        this.text += text.length;
+        this.lengths[c]![row] = -1; // null (code or length): the check above let only nullable columns through
+        continue;
       }
+      bytes += text.length + 4;
+      if (this.dictMode[c] === 1) {
+        const dict = this.dicts[c]!;
+        let code = dict.get(text);
+        if (code === undefined) {
+          code = dict.size;
+          if (code < DICT_LIMIT) {
+            dict.set(text, code);
+            this.dictValues[c]!.push(text);
+          } else {
+            this.toText(c, row);
+          }
+        }
+        if (this.dictMode[c] === 1) {
+          this.lengths[c]![row] = code;
+          continue;
+        }
+      }
+      this.pieces[c]!.push(text);
+      this.lengths[c]![row] = text.length;
+      this.text += text.length;
     }
     this.rows = row + 1;
     return bytes;
+  }
+
+  /** A column with too many distinct values: rewrite this batch's codes as text and send text from now on. */
+  private toText(c: number, row: number): void {
+    this.dictMode[c] = 0;
+    const values = this.dictValues[c]!;
+    const lengths = this.lengths[c]!;
+    const pieces = this.pieces[c]!;
+    for (let r = 0; r < row; r++) {
+      const code = lengths[r]!;
+      if (code < 0) continue;
+      const text = values[code]!;
+      pieces.push(text);
+      lengths[r] = text.length;
+      this.text += text.length;
+    }
+    this.dicts[c]!.clear();
+    this.dictValues[c] = [];
   }
 
   /** Writes a safe integer as int64 without creating a BigInt: low and high 32-bit words. */
@@ -232,13 +279,18 @@ export class RowBatchBuilder {
       const kind = this.kinds[c];
       // slice, not subarray: the batch must own exactly its rows' memory to be transferred cheaply
       const nulls = this.nullable[c] ? this.nulls[c]!.slice(0, rows) : undefined;
-      if (kind === STRING) columns.push({ kind: 'string', text: this.pieces[c]!.join(''), lengths: this.lengths[c]!.slice(0, rows) });
+      if (kind === STRING && this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: this.lengths[c]!.slice(0, rows) });
+      else if (kind === STRING) columns.push({ kind: 'string', text: this.pieces[c]!.join(''), lengths: this.lengths[c]!.slice(0, rows) });
       else if (kind === DATE) columns.push({ kind: 'int32', values: this.i32[c]!.slice(0, rows), ...(nulls ? { nulls } : {}) });
       else columns.push({ kind: 'int64', values: this.i64[c]!.slice(0, rows), ...(nulls ? { nulls } : {}) });
     }
     this.rows = 0;
     this.text = 0;
-    for (const c of this.stringCols) this.pieces[c] = [];
+    for (const c of this.stringCols) {
+      this.pieces[c] = [];
+      this.dicts[c]!.clear();
+      this.dictValues[c] = [];
+    }
     return { rows, columns };
   }
 
@@ -248,6 +300,8 @@ export class RowBatchBuilder {
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
       this.pieces.push([]);
+      this.dicts.push(new Map());
+      this.dictValues.push([]);
       this.lengths.push(kind === STRING ? new Int32Array(cap) : EMPTY_I32);
       const i64 = kind === BIGINT || kind === DECIMAL || kind === TIMESTAMP ? new BigInt64Array(cap) : EMPTY_I64;
       this.i64.push(i64);
@@ -261,4 +315,6 @@ export class RowBatchBuilder {
 
 /** The typed arrays of a batch, for postMessage's transfer list. */
 export const transferablesOf = (batch: RowBatch): ArrayBuffer[] =>
-  batch.columns.flatMap((c) => (c.kind === 'string' ? [c.lengths.buffer] : c.nulls ? [c.values.buffer, c.nulls.buffer] : [c.values.buffer])) as ArrayBuffer[];
+  batch.columns.flatMap((c) =>
+    c.kind === 'string' ? [c.lengths.buffer] : c.kind === 'dict' ? [c.codes.buffer] : c.nulls ? [c.values.buffer, c.nulls.buffer] : [c.values.buffer],
+  ) as ArrayBuffer[];

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import {
+  NEEDS_BIGINT,
+  compilePattern,
+  epochDay,
+  failureReason,
+  parseDate,
+  parseDecimal,
+  parseInt64,
+  parseSafeDecimal,
+  parseSafeInteger,
+  parseTimestamp,
+} from '../../functions/core/value-parsers.js';
+
+const rejects = (value: bigint | number | undefined, why: RegExp) => {
+  assert.ok(value === undefined || Number.isNaN(value), `expected a rejection, got ${String(value)}`);
+  assert.match(failureReason(), why);
+};
+
+describe('bigint', () => {
+  it('reads ids above 2^53 exactly', () => {
+    assert.equal(parseInt64('9007199254740993'), 9007199254740993n);
+    assert.equal(parseInt64('9223372036854775807'), 2n ** 63n - 1n);
+    assert.equal(parseInt64('-9223372036854775808'), -(2n ** 63n));
+    assert.equal(parseInt64('+0042'), 42n);
+    assert.equal(parseInt64('-0'), 0n);
+  });
+
+  it('takes the fast path up to 15 digits and says when it cannot', () => {
+    assert.equal(parseSafeInteger('999999999999999'), 999999999999999);
+    assert.equal(parseSafeInteger('000000000000000000001'), 1);
+    assert.equal(parseSafeInteger('9007199254740993'), NEEDS_BIGINT);
+  });
+
+  it('rejects what is not an int64, saying why', () => {
+    for (const text of ['', '+', '-', '1.0', '1e3', ' 1', '1 ', '0x10', '1_000', '١٢']) rejects(parseInt64(text), /empty|not an integer/);
+    rejects(parseInt64('9223372036854775808'), /out of the bigint/);
+    rejects(parseInt64('-9223372036854775809'), /out of the bigint/);
+  });
+
+  it('round-trips every int64, with signs and leading zeros', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.constantFrom('', '+', '00'), (n, prefix) => {
+        const text = n < 0n ? `-${prefix === '+' ? '' : prefix}${-n}` : `${prefix}${n}`;
+        assert.equal(parseInt64(text), n);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('decimal (exact, through integers)', () => {
+  it('scales the text into an unscaled integer', () => {
+    assert.equal(parseDecimal('-1234.5', 18, 3), -1234500n);
+    assert.equal(parseDecimal('1234.567', 18, 3), 1234567n);
+    assert.equal(parseDecimal('+0.001', 18, 3), 1n);
+    assert.equal(parseDecimal('-0.000', 18, 3), 0n);
+    assert.equal(parseDecimal('.5', 18, 3), 500n);
+    assert.equal(parseDecimal('5.', 18, 3), 5000n);
+    assert.equal(parseDecimal('1.2500', 18, 3), 1250n, 'extra fractional zeros are fine');
+    assert.equal(parseDecimal('007', 18, 3), 7000n);
+    assert.equal(parseDecimal('999999999999999.999', 18, 3), 999999999999999999n);
+    assert.equal(parseDecimal('-999999999999999.999', 18, 3), -999999999999999999n);
+    assert.equal(parseDecimal('12', 2, 0), 12n);
+  });
+
+  it('never rounds: 0.1 + 0.2 style values stay exact', () => {
+    assert.equal(parseDecimal('0.3', 18, 3), 300n);
+    assert.equal(parseDecimal('1000000000000.001', 18, 3), 1000000000000001n); // beyond a double's 15.9 digits
+  });
+
+  it('rejects garbage, exponents, separators and too many digits, saying why', () => {
+    for (const text of ['', '-', '.', '+.', '1e5', '1E5', '1,5', '1 000', ' 1', '1.2.3', '--1', 'NaN', 'Infinity', '0x1A', '12a.5']) {
+      rejects(parseDecimal(text, 18, 3), /empty|not a decimal/);
+    }
+    rejects(parseDecimal('1.2345', 18, 3), /more than 3 fractional digits/);
+    rejects(parseDecimal('1234567890123456', 18, 3), /more than 15 integer digits/);
+    rejects(parseDecimal('123', 4, 2), /more than 2 integer digits/);
+    rejects(parseDecimal('1.2345.6', 18, 3), /not a decimal/);
+  });
+
+  it('round-trips every decimal(18,3) and agrees with the fast path', () => {
+    const max = 10n ** 18n - 1n;
+    fc.assert(
+      fc.property(fc.bigInt({ min: -max, max }), fc.integer({ min: 0, max: 3 }), (unscaled, frac) => {
+        // print with `frac` fractional digits when the value allows it, padding with zeros otherwise
+        const abs = unscaled < 0n ? -unscaled : unscaled;
+        const intPart = abs / 1000n;
+        const fracDigits = String(abs % 1000n).padStart(3, '0');
+        const shown = fracDigits.slice(0, frac);
+        if (fracDigits.slice(frac) !== '0'.repeat(3 - frac)) return; // would need more digits than `frac`
+        const text = `${unscaled < 0n ? '-' : ''}${intPart}${frac ? `.${shown}` : ''}`;
+        assert.equal(parseDecimal(text, 18, 3), unscaled);
+        const fast = parseSafeDecimal(text, 18, 3);
+        if (fast !== NEEDS_BIGINT) assert.equal(BigInt(fast), unscaled);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('timestamp and date patterns', () => {
+  const ts = compilePattern('yyyy-MM-dd HH:mm:ss', 'timestamp');
+  const day = compilePattern('dd.MM.yyyy', 'date');
+
+  it('reads wall-clock times as UTC arithmetic, no zone applied', () => {
+    assert.equal(parseTimestamp('2026-11-20 23:59:59', ts), Date.UTC(2026, 10, 20, 23, 59, 59));
+    assert.equal(parseTimestamp('1970-01-01 00:00:00', ts), 0);
+    assert.equal(parseTimestamp('1969-12-31 23:59:59', ts), -1000);
+    assert.equal(parseDate('21.11.2026', day), Date.UTC(2026, 10, 21) / 86_400_000);
+    assert.equal(parseDate('29.02.2024', day), Date.UTC(2024, 1, 29) / 86_400_000);
+    assert.equal(parseDate('01.01.0050', day), epochDay(50, 1, 1), 'years below 100 stay themselves');
+  });
+
+  it('validates ranges and shapes, saying why', () => {
+    rejects(parseTimestamp('2026-13-01 00:00:00', ts), /month 13/);
+    rejects(parseTimestamp('2026-00-01 00:00:00', ts), /month 0/);
+    rejects(parseTimestamp('2026-04-31 00:00:00', ts), /day 31 does not exist/);
+    rejects(parseDate('29.02.2025', day), /day 29 does not exist in 2025-02/);
+    rejects(parseDate('29.02.1900', day), /day 29/);
+    rejects(parseTimestamp('2026-11-20 24:00:00', ts), /hour 24/);
+    rejects(parseTimestamp('2026-11-20 23:60:00', ts), /minute 60/);
+    rejects(parseTimestamp('2026-11-20 23:59:60', ts), /second 60/);
+    for (const text of ['', '2026-11-20', '2026-11-20T23:59:59', '2026/11/20 23:59:59', '2026-1-20 23:59:59', '2026-11-20 23:59:5x', ' 2026-11-20 23:59:59']) {
+      rejects(parseTimestamp(text, ts), /empty|does not match/);
+    }
+    rejects(parseDate('2026-11-21', day), /does not match/);
+  });
+
+  it('agrees with Date.UTC on every day of years 100-9999', () => {
+    fc.assert(
+      fc.property(fc.date({ min: new Date(Date.UTC(100, 0, 1)), max: new Date(Date.UTC(9999, 11, 31, 23, 59, 59)), noInvalidDate: true }), (d) => {
+        const wall = new Date(Math.floor(d.getTime() / 1000) * 1000);
+        const p = (n: number, w = 2) => String(n).padStart(w, '0');
+        const text = `${p(wall.getUTCFullYear(), 4)}-${p(wall.getUTCMonth() + 1)}-${p(wall.getUTCDate())} ${p(wall.getUTCHours())}:${p(wall.getUTCMinutes())}:${p(wall.getUTCSeconds())}`;
+        assert.equal(parseTimestamp(text, ts), wall.getTime());
+        assert.equal(epochDay(wall.getUTCFullYear(), wall.getUTCMonth() + 1, wall.getUTCDate()), Math.floor(wall.getTime() / 86_400_000));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('refuses patterns it cannot read exactly', () => {
+    assert.throws(() => compilePattern('yyyy-MM-dd HH:mm:ss.SSS', 'timestamp'), ConfigurationError);
+    assert.throws(() => compilePattern('yy-MM-dd', 'date'), ConfigurationError);
+    assert.throws(() => compilePattern('yyyy-MM-dd HH:mm', 'date'), /time tokens/);
+    assert.throws(() => compilePattern('yyyy-MM-dd', 'timestamp'), /lacks HH, mm, ss/);
+    assert.throws(() => compilePattern('yyyy-MM-dd-dd', 'date'), /twice/);
+  });
+});
