@@ -24,7 +24,8 @@ program
   .option('--to <date>', 'end, exclusive (YYYY-MM-DD); default: the start of the current window')
   .option('--gateway-url <url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) instead of the simulator')
   .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
-  .option('--out <dir>', 'where raw report files are saved', './reports-out')
+  .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
+  .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .action(async (opts) => {
     const { runLocal } = await import('../local/run-local.js');
     await runLocal(opts);
@@ -125,6 +126,40 @@ program
     const { writeReportDefinitionJsonSchema } = await import('../functions/core/report-definition-json-schema.js');
     await writeReportDefinitionJsonSchema('config/report-definition.schema.json');
     console.log('Wrote config/report-definition.schema.json');
+  });
+
+program
+  .command('query [sql]')
+  .description('run SQL on DuckDB over the local lake: one view per report (the Athena tables), e.g. "SELECT * FROM transactions LIMIT 5"')
+  .option('--lake <dir>', 'the local lake directory (as given to `reports run`)', './.lake')
+  .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/daily_totals.sql')
+  .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
+  .option('--list', 'list the views, their columns and how many Parquet files each covers')
+  .action(async (sql: string | undefined, opts) => {
+    const { runQueryCommand } = await import('../local/query.js');
+    process.exitCode = await runQueryCommand(sql, opts);
+  });
+
+program
+  .command('backfill')
+  .description('load every window of a date range, locally (the embedded pipeline) or by invoking the deployed fetch function; safe to re-run')
+  .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
+  .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
+  .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
+  .option('--concurrency <n>', 'windows in flight at once (2 matches the fetch function\'s reserved concurrency)', positiveInt, 2)
+  .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
+  .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
+  .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
+  .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
+  .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
+  .option('--deployed', 'invoke the deployed fetch function (Lambda Invoke, one window per call) instead of running locally')
+  .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
+  .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')
+  .action(async (opts) => {
+    const { runBackfillCommand } = await import('../local/backfill.js');
+    const summary = await runBackfillCommand(opts);
+    // Windows that did not load (failed, or not tried after a failure that stops the run) make it a failed command.
+    if (summary.failed.length || summary.notTried) process.exitCode = 1;
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

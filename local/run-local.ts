@@ -1,113 +1,142 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
-import { renderBody } from '../functions/core/body-template.js';
 import { ConfigurationError } from '../functions/core/errors.js';
-import { fetchReport } from '../functions/core/gateway-client.js';
-import { signatureMethodOf, type GatewaySecret } from '../functions/core/secret.js';
-import { formatLocalDate, windowStamp, type ReportWindow } from '../functions/core/window.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
 import { windowsForRun } from './cli/dates.js';
+import { QueryFailed } from './lake-query.js';
+import { startLocalPipeline, type WindowOutcome } from './pipeline.js';
+import { formatTable } from './result-table.js';
 import { readSecretFile } from './secret-file.js';
-import { startSimulator, type Simulator } from './simulator/index.js';
+
+/**
+ * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline.ts),
+ * then the analysts' saved queries (queries/*.sql, published by the stack as Athena named queries) on
+ * DuckDB over the curated Parquet, and a summary. Exits non-zero when a window or a query failed.
+ */
 
 export interface RunLocalOptions {
   report: string;
+  /** First window start, inclusive; default: the last complete window. */
   from?: string;
+  /** End, exclusive. */
   to?: string;
   gatewayUrl?: string;
   secretFile?: string;
-  out: string;
+  /** The lake directory (default ./.lake). */
+  lake: string;
+  s3Endpoint?: string;
 }
 
-interface WindowResult {
-  window: ReportWindow;
-  file: string;
-  bytes: number;
-  records: number;
-  ms: number;
+export interface RunSummary {
+  windows: WindowOutcome[];
+  failedWindows: number;
+  failedQueries: number;
+  durationMs: number;
 }
 
-/** Counts CSV records without a parser: newlines outside quotes (RFC 4180), header excluded. */
-function recordCounter() {
-  let inQuotes = false;
-  let records = 0;
-  let pendingContent = false;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      for (let i = 0; i < chunk.length; i++) {
-        const c = chunk[i];
-        if (c === 0x22) inQuotes = !inQuotes;
-        else if (c === 0x0a && !inQuotes) {
-          records++;
-          pendingContent = false;
-          continue;
-        }
-        if (c !== 0x0d) pendingContent = true;
-      }
-      done(null, chunk);
-    },
-  });
-  return { counter, records: () => Math.max(0, records + (pendingContent ? 1 : 0) - 1) };
-}
+/** A path as the user would type it: relative below the working directory, absolute elsewhere. */
+const show = (path: string) => {
+  const rel = relative(process.cwd(), path);
+  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? resolve(path) : rel;
+};
+const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
+const count = (n: number) => n.toLocaleString('en-US');
 
-/**
- * `npm start`, first form: fetches the report for each window and saves each raw file under --out.
- * A file is written beside its final name and renamed only once complete, so a failed download
- * never leaves a half file that looks whole.
- */
-export async function runLocal(opts: RunLocalOptions): Promise<void> {
+export async function runLocal(opts: RunLocalOptions, print: (line: string) => void = (l) => console.log(l)): Promise<RunSummary> {
   if (opts.gatewayUrl && !opts.secretFile) {
     throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
   }
-  const report = loadCatalog().get(opts.report);
-  const windows = windowsForRun(report, opts.from, opts.to);
-  let simulator: Simulator | undefined;
-  let endpoint = opts.gatewayUrl;
-  let secret: GatewaySecret | undefined = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
-  if (!endpoint) {
-    simulator = await startSimulator();
-    endpoint = simulator.url;
-    secret ??= simulator.credentials.hmac;
+  if (opts.secretFile && !opts.gatewayUrl) {
+    throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
-  if (!secret) throw new ConfigurationError('No gateway credentials: pass --secret-file.');
-  console.log(
-    `Report "${report.id}" from ${endpoint}${simulator ? ' (embedded simulator)' : ''}, login "${secret.login}" ` +
-      `signing with ${signatureMethodOf(secret)}; ${windows.length} window(s).`,
-  );
+  // The SDK's notice that future versions will need Node 22 would land in the middle of the summary; the
+  // project supports Node 20 (package.json engines), and Lambda runs Node 24.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const catalog = loadCatalog();
+  const report = catalog.get(opts.report);
+  const windows = windowsForRun(report, opts.from, opts.to);
+  if (windows.length === 0) throw new ConfigurationError(`No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`);
+  const daily = parseWindowSize(report.window).unit === 'day';
+  const label = (w: ReportWindow) => (daily ? formatLocalDate(w.start) : formatLocalDateTime(w.start));
+  const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
 
-  const started = Date.now();
-  const results: WindowResult[] = [];
+  const started = performance.now();
+  const pipeline = await startLocalPipeline({
+    reportId: report.id,
+    catalog,
+    gatewayUrl: opts.gatewayUrl,
+    secret,
+    lakeDir: opts.lake,
+    s3Endpoint: opts.s3Endpoint,
+  });
+  const outcomes: WindowOutcome[] = [];
+  let failedQueries = 0;
   try {
+    print(
+      `Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) from ${pipeline.endpointUrl}` +
+        `${pipeline.simulator ? ' (embedded simulator)' : ''}, login "${pipeline.login}" signing with ${pipeline.signatureMethod}.`,
+    );
+    print(
+      pipeline.lake
+        ? `Lake: ${show(opts.lake)} (embedded S3 on ${pipeline.s3Endpoint}; buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}).`
+        : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
+    );
+    print('');
+    print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms`);
     for (const window of windows) {
-      const t0 = Date.now();
-      const answer = await fetchReport({ endpointUrl: endpoint, secret, body: renderBody(report.bodyTemplate, window) });
-      const file = join(opts.out, 'raw', report.id, `dt=${formatLocalDate(window.start)}`, `${windowStamp(window.start)}.${answer.fileExtension}`);
-      await mkdir(dirname(file), { recursive: true });
-      const partial = `${file}.partial`;
-      const { counter, records } = recordCounter();
-      let bytes = 0;
-      answer.body.on('data', (c: Buffer) => (bytes += c.length));
-      try {
-        await pipeline(answer.body, counter, createWriteStream(partial));
-      } catch (e) {
-        await rm(partial, { force: true });
-        throw e;
-      }
-      await rename(partial, file);
-      const r = { window, file, bytes, records: answer.kind === 'csv' ? records() : 0, ms: Date.now() - t0 };
-      results.push(r);
-      console.log(
-        `  ${formatLocalDate(window.start)}  ${answer.kind.toUpperCase()}  ${String(r.records).padStart(7)} rows  ` +
-          `${String(bytes).padStart(10)} bytes  ${String(r.ms).padStart(6)} ms  ${relative(process.cwd(), file)}`,
+      const o = await pipeline.runWindow(window);
+      outcomes.push(o);
+      const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
+      print(
+        `  ${label(window)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}  ${count(o.rowsRejected).padStart(8)}` +
+          `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}`,
       );
+      if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
+    }
+
+    print('');
+    print('Saved queries (queries/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:');
+    // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
+    const { readNamedQueries } = await import('../lib/catalog.js');
+    const { projectPath } = await import('../lib/pipeline-function.js');
+    const db = await pipeline.openDatabase();
+    try {
+      for (const saved of readNamedQueries(projectPath('queries'))) {
+        print('');
+        print(`── ${saved.name}: ${saved.description}`);
+        try {
+          print(formatTable(await db.query(saved.sql), 20));
+        } catch (e) {
+          if (!(e instanceof QueryFailed)) throw e;
+          failedQueries++;
+          print(`The query failed on DuckDB: ${e.message}`);
+        }
+      }
+    } finally {
+      db.close();
     }
   } finally {
-    await simulator?.close();
+    await pipeline.close();
   }
-  const rows = results.reduce((a, r) => a + r.records, 0);
-  const bytes = results.reduce((a, r) => a + r.bytes, 0);
-  console.log(`Done: ${results.length} window(s), ${rows} rows, ${bytes} bytes in ${Date.now() - started} ms.`);
+
+  const failed = outcomes.filter((o) => o.status === 'failed');
+  const sum = (f: (o: WindowOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
+  const durationMs = Math.round(performance.now() - started);
+  const statuses = (['loaded', 'not-parsed', 'failed'] as const)
+    .map((s) => [s, outcomes.filter((o) => o.status === s).length] as const)
+    .filter(([s, n]) => n > 0 || s !== 'not-parsed')
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+  print('');
+  print(
+    `Done: ${outcomes.length} window(s): ${statuses}; ${count(sum((o) => o.rowsRead))} rows fetched, ` +
+      `${count(sum((o) => o.rowsWritten))} written, ${count(sum((o) => o.rowsRejected))} rejected; ` +
+      `${count(sum((o) => o.bytes))} raw bytes; ${(durationMs / 1000).toFixed(1)} s.`,
+  );
+  if (failed.length || failedQueries) {
+    for (const o of failed) console.error(`${label(o.window)}: ${o.error?.code}: ${o.error?.message}`);
+    if (failedQueries) console.error(`${failedQueries} saved quer${failedQueries === 1 ? 'y' : 'ies'} failed on DuckDB (see above).`);
+    process.exitCode = 1;
+  }
+  return { windows: outcomes, failedWindows: failed.length, failedQueries, durationMs };
 }

@@ -8,6 +8,7 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import type { ByteSink } from '../core/byte-sink.js';
 import type { StoredObject } from './s3-streams.js';
 
 const MIB = 1024 * 1024;
@@ -31,8 +32,8 @@ interface CutPart {
 }
 
 /**
- * A push-style writer into one S3 object, for producers that write synchronously and pause at checkpoints,
- * like hyparquet-writer's ParquetWriter (see parquet-sink-writer.ts):
+ * A push-style writer into one S3 object, for producers that write synchronously and pause at checkpoints
+ * (the CSV-to-Parquet converter, through asByteSink below):
  *
  * - write(chunk) buffers (synchronously) and cuts a part each time partSizeBytes are buffered;
  * - await flush() is the backpressure point: it resolves once every cut part is uploading or uploaded and at
@@ -271,4 +272,38 @@ export class MultipartSink {
     this.wakeUps = [];
     for (const w of waiters) w();
   }
+}
+
+/** A ByteSink that also tells, once ended, what S3 stored. */
+export interface CommittingSink extends ByteSink {
+  end(): Promise<void>;
+  abort(reason?: Error): Promise<void>;
+  /** Set by end(): the object as committed (undefined before, or after an abort). */
+  readonly stored: StoredObject | undefined;
+}
+
+/**
+ * The converter's output interface (core/byte-sink.ts) over a MultipartSink:
+ * - write() hands the bytes over and resolves once the parts in flight leave room (flush()), so a slow
+ *   S3 slows the encoder down instead of piling parts up in memory;
+ * - end() commits (finish()) and keeps what was stored, for the manifest;
+ * - abort() discards the upload: nothing appears at the key.
+ */
+export function asByteSink(sink: MultipartSink): CommittingSink {
+  let stored: StoredObject | undefined;
+  return {
+    get stored() {
+      return stored;
+    },
+    async write(bytes) {
+      sink.write(bytes);
+      await sink.flush();
+    },
+    async end() {
+      stored = await sink.finish();
+    },
+    async abort() {
+      await sink.abort();
+    },
+  };
 }

@@ -16,12 +16,9 @@ import {
   SecretsManagerServiceException,
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { parquetReadObjects } from 'hyparquet';
-import { ParquetWriter } from 'hyparquet-writer';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { emitMetric, recordFetch, MetricName, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
-import { MultipartSink } from '../../functions/aws/multipart-sink.js';
-import { parquetSinkWriter, type ByteSink } from '../../functions/aws/parquet-sink-writer.js';
+import { asByteSink, MultipartSink } from '../../functions/aws/multipart-sink.js';
 import { REDACTED, redact, redactingReplacer, redactText } from '../../functions/aws/redact.js';
 import { logger, metrics as sharedMetrics, serviceName, tracer } from '../../functions/aws/powertools.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
@@ -259,38 +256,45 @@ describe('MultipartSink against a mocked S3', () => {
   });
 });
 
-describe('parquetSinkWriter', () => {
-  it("streams hyparquet-writer's bytes into a sink, awaiting the sink's flush once per row group", async () => {
-    const chunks: Uint8Array[] = [];
-    let flushes = 0;
-    const sink: ByteSink = {
-      write: (c) => void chunks.push(c),
-      flush: async () => {
-        flushes++;
-      },
-    };
-    const writer = new ParquetWriter({
-      writer: parquetSinkWriter(sink, 4096),
-      schema: [
-        { name: 'root', num_children: 2 },
-        { name: 'id', type: 'INT64', repetition_type: 'REQUIRED' },
-        { name: 'label', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-      ],
+describe('asByteSink (MultipartSink as the converter\'s output)', () => {
+  const s3 = mockClient(S3Client);
+  beforeEach(() => s3.reset());
+  const MiB = 1024 * 1024;
+  const client = () => new S3Client({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+
+  it('write() waits while a part is queued behind the ones in flight; end() commits and keeps what S3 stored', async () => {
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'u1' });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    s3.on(UploadPartCommand).callsFake(async (input: { PartNumber: number }) => {
+      if (input.PartNumber === 1) await gate;
+      return { ETag: `"p${input.PartNumber}"` };
     });
-    const n = 25_000;
-    await writer.write({
-      columnData: [
-        { name: 'id', data: Array.from({ length: n }, (_, i) => BigInt(i)) },
-        { name: 'label', data: Array.from({ length: n }, (_, i) => `row ${i} ${'x'.repeat(i % 17)}`) },
-      ],
-      rowGroupSize: 10_000,
-    });
-    await writer.finish();
-    assert.equal(flushes, 3);
-    assert.ok(chunks.length > 3, 'drained in pieces, not as one buffer');
-    const file = Buffer.concat(chunks);
-    const rows = await parquetReadObjects({ file: file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) });
-    assert.equal(rows.length, n);
-    assert.deepEqual(rows[24_999], { id: 24_999n, label: `row 24999 ${'x'.repeat(24_999 % 17)}` });
+    s3.on(CompleteMultipartUploadCommand).resolves({ ETag: '"done"', VersionId: 'v9' });
+    const sink = asByteSink(new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'x', partSizeBytes: 5 * MiB, queueSize: 1 }));
+    await sink.write(new Uint8Array(5 * MiB)); // part 1 goes out at once
+    let second = false;
+    const writing = Promise.resolve(sink.write(new Uint8Array(5 * MiB))).then(() => (second = true)); // part 2 must wait
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(second, false, 'backpressure: the second write waits for room');
+    release();
+    await writing;
+    const beforeEnd = sink.stored;
+    assert.equal(beforeEnd, undefined, 'nothing stored before end()');
+    await sink.end();
+    assert.equal(sink.stored?.versionId, 'v9');
+    assert.equal(sink.stored?.bytes, 10 * MiB);
+  });
+
+  it('abort() discards the upload', async () => {
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'u2' });
+    s3.on(UploadPartCommand).resolves({ ETag: '"p"' });
+    s3.on(AbortMultipartUploadCommand).resolves({});
+    const sink = asByteSink(new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'x', partSizeBytes: 5 * MiB }));
+    await sink.write(new Uint8Array(5 * MiB));
+    await sink.abort(new Error('schema drift'));
+    assert.equal(s3.commandCalls(AbortMultipartUploadCommand)[0]!.args[0].input.UploadId, 'u2');
+    assert.equal(s3.commandCalls(CompleteMultipartUploadCommand).length, 0);
+    assert.equal(sink.stored, undefined);
   });
 });

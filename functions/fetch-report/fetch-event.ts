@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { ConfigurationError } from '../core/errors.js';
+import { parseLocalDateTime, type LocalDateTime } from '../core/window.js';
+
+/**
+ * What invokes the fetch function, validated before anything else runs:
+ *
+ * - an EventBridge Scheduler firing: `{"reportId": "transactions", "scheduledTime": "2026-11-21T00:15:00Z"}`
+ *   (the stack's schedule input; `scheduledTime` is <aws.scheduler.scheduled-time>, the same for every retry
+ *   of one firing). A missing scheduledTime (someone invoking by hand with just the report) falls back to the
+ *   invocation time, and the run logs that it did;
+ * - a backfill request: `{"reportId": "transactions", "from": "2026-11-01", "to": "2026-11-08"}`, from
+ *   inclusive and to exclusive, wall-clock dates or date-times in the report's time zone.
+ *
+ * Unknown fields are refused, so a typo ("form") fails loudly instead of silently meaning "scheduled run".
+ */
+
+const reportId = z.string().min(1, 'must name a report definition (config/reports/)');
+
+const scheduledEvent = z
+  .object({
+    reportId,
+    scheduledTime: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 instant such as "2026-11-21T00:15:00Z"' }).optional(),
+  })
+  .strict();
+
+const localDateTime = z.string().transform((text, ctx) => {
+  try {
+    return parseLocalDateTime(text);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+const backfillEvent = z.object({ reportId, from: localDateTime, to: localDateTime }).strict();
+
+export type FetchRequest =
+  | { kind: 'scheduled'; reportId: string; scheduledTime: Date | undefined }
+  | { kind: 'backfill'; reportId: string; from: LocalDateTime; to: LocalDateTime };
+
+const SHAPES =
+  'Expected a Scheduler invocation {"reportId", "scheduledTime"} or a backfill request {"reportId", "from", "to"} ' +
+  '(dates YYYY-MM-DD or date-times YYYY-MM-DDTHH:mm:ss in the report\'s time zone; from inclusive, to exclusive).';
+
+/** Validates the invocation event; the ConfigurationError names every bad field and the two accepted shapes. */
+export function parseFetchEvent(event: unknown): FetchRequest {
+  const isObject = event !== null && typeof event === 'object' && !Array.isArray(event);
+  // Either date decides the shape, so {"reportId", "from"} is told it lacks "to", not that "from" is unknown.
+  const backfill = isObject && ('from' in event || 'to' in event);
+  const parsed = backfill ? backfillEvent.safeParse(event) : scheduledEvent.safeParse(event);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(event)'}: ${i.message}`);
+    throw new ConfigurationError(`The fetch function's event is invalid (${problems.join('; ')}). ${SHAPES}`);
+  }
+  const data = parsed.data;
+  if ('from' in data) return { kind: 'backfill', reportId: data.reportId, from: data.from, to: data.to };
+  return { kind: 'scheduled', reportId: data.reportId, scheduledTime: data.scheduledTime ? new Date(data.scheduledTime) : undefined };
+}

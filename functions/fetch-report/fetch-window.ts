@@ -1,0 +1,134 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { renderBody } from '../core/body-template.js';
+import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../core/gateway-client.js';
+import type { ReportDefinition } from '../core/report-definition.js';
+import { rawKey } from '../core/s3-keys.js';
+import type { GatewaySecret } from '../core/secret.js';
+import { formatLocalDateTime, type ReportWindow } from '../core/window.js';
+import { uploadStream } from '../aws/s3-streams.js';
+
+/**
+ * One window: render the report body, call the gateway, stream the answer into the raw bucket at the
+ * window's key (DESIGN.md "S3 layout"). Never buffers the report: the bytes go from the gateway socket
+ * through a hash into S3 multipart parts. A failure anywhere leaves nothing at the key (uploadStream aborts).
+ */
+
+/** Gateway client settings a caller may tune (tests shorten retries; a deployment could sign bodies). */
+export type GatewayTuning = Pick<GatewayClientOptions, 'retry' | 'timeouts' | 'bodySigning' | 'sleep'>;
+
+export interface FetchWindowDeps {
+  s3: S3Client;
+  rawBucket: string;
+  /** The gateway's full rpt-engine URL (ENDPOINT_URL). */
+  endpointUrl: string;
+  gateway?: GatewayTuning;
+  /** Multipart part size of the raw upload (default: uploadStream's 8 MiB). */
+  partSizeBytes?: number;
+  now?: () => Date;
+}
+
+/** What one window left in the raw bucket. Plain JSON: it is the fetch function's result and goes into logs. */
+export interface FetchedWindow {
+  reportId: string;
+  /** Wall-clock "YYYY-MM-DDTHH:mm:ss" in the report's zone; end exclusive. */
+  windowStart: string;
+  windowEnd: string;
+  bucket: string;
+  key: string;
+  /** The raw object's version (undefined on an unversioned store such as the local lake). */
+  versionId: string | undefined;
+  etag: string | undefined;
+  bytes: number;
+  /** SHA-256 of the stored bytes: known only after the last byte, so it is reported here, not in metadata. */
+  sha256: string;
+  /** As the gateway sent it, e.g. "text/csv; charset=UTF-8". */
+  contentType: string;
+  kind: 'csv' | 'pdf';
+  attempts: number;
+  durationMs: number;
+}
+
+/** "2026-11-20T00:00:00/2026-11-21T00:00:00": the window on every log line, as an ISO 8601 interval. */
+export const windowLabel = (w: ReportWindow): string => `${formatLocalDateTime(w.start)}/${formatLocalDateTime(w.end)}`;
+
+const FALLBACK_CONTENT_TYPE = { csv: 'text/csv', pdf: 'application/pdf' } as const;
+
+/** S3 user metadata travels as HTTP headers: printable ASCII only, or the PUT is refused. */
+const headerSafe = (v: string) => v.replace(/[^\x20-\x7e]/g, '?').slice(0, 256);
+
+export async function fetchWindow(
+  input: { report: ReportDefinition; window: ReportWindow; secret: GatewaySecret; runId: string; logger: Logger },
+  deps: FetchWindowDeps,
+): Promise<FetchedWindow> {
+  const { report, window, secret, runId, logger } = input;
+  const now = deps.now ?? (() => new Date());
+  const started = performance.now();
+  const answer = await fetchReport({
+    ...deps.gateway,
+    endpointUrl: deps.endpointUrl,
+    secret,
+    body: renderBody(report.bodyTemplate, window),
+    onEvent: (event) => logGatewayEvent(logger, event),
+  });
+  const key = rawKey(report.id, window, answer.fileExtension);
+  const contentType = answer.contentType || FALLBACK_CONTENT_TYPE[answer.kind];
+  const stored = await uploadStream({
+    client: deps.s3,
+    bucket: deps.rawBucket,
+    key,
+    body: answer.body,
+    contentType,
+    partSizeBytes: deps.partSizeBytes,
+    // What the parse function and a person looking at the object need to place it without its key.
+    metadata: {
+      'report-id': report.id,
+      'window-start': formatLocalDateTime(window.start),
+      'window-end': formatLocalDateTime(window.end),
+      'time-zone': report.schedule.timeZone,
+      'run-id': headerSafe(runId),
+      'gateway-content-type': headerSafe(answer.contentType),
+      'fetched-at': now().toISOString(),
+      'gateway-attempts': String(answer.attempts),
+    },
+  });
+  return {
+    reportId: report.id,
+    windowStart: formatLocalDateTime(window.start),
+    windowEnd: formatLocalDateTime(window.end),
+    bucket: stored.bucket,
+    key: stored.key,
+    versionId: stored.versionId,
+    etag: stored.etag,
+    bytes: stored.bytes,
+    sha256: stored.sha256,
+    contentType,
+    kind: answer.kind,
+    attempts: answer.attempts,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+/** The client's events as log lines. They never carry a key or a signature (gateway-client.ts says so). */
+function logGatewayEvent(logger: Logger, event: GatewayEvent): void {
+  switch (event.type) {
+    case 'attempt':
+      logger.debug('Calling the gateway', { ...event });
+      break;
+    case 'response':
+      logger.debug('Gateway answered', { ...event });
+      break;
+    case 'retry':
+      logger.warn('Gateway busy or unreachable: retrying', { ...event });
+      break;
+    case 'accepted':
+      logger.info('Gateway is sending the report', { ...event });
+      break;
+    case 'body-end':
+      logger.debug('Report received', { ...event });
+      break;
+    case 'body-error':
+      logger.warn('The report broke off', { ...event });
+      break;
+  }
+}

@@ -1,0 +1,121 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { isPipelineError, type ErrorCode } from '../core/errors.js';
+import type { ReportCatalog } from '../core/report-catalog.js';
+import type { GatewaySecret } from '../core/secret.js';
+import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
+import type { FetchRequest } from './fetch-event.js';
+import { fetchWindow, windowLabel, type FetchedWindow, type FetchWindowDeps } from './fetch-window.js';
+import { planWindows } from './plan-windows.js';
+
+/**
+ * One fetch run: the windows of a scheduled firing (with lookback) or of a backfill request, each fetched
+ * into its own raw key. The fetch function's handler, the local pipeline and the tests all call this with
+ * their own dependencies (S3 client, secret loader, clock, gateway endpoint).
+ *
+ * Failure policy: a failed window does not stop the others (each overwrites only its own key), but the run
+ * fails at the end, so the scheduler retries and the "fetch errors" alarm fires. Problems that no window
+ * can get past (credentials refused, bad configuration) stop the run at once: repeating a refused login
+ * for every window only risks the merchant account being locked.
+ */
+
+export interface FetchRunDeps extends FetchWindowDeps {
+  catalog: ReportCatalog;
+  /** The gateway credentials: Secrets Manager in Lambda (cached), a file or the simulator's locally. */
+  loadSecret: () => Promise<GatewaySecret>;
+  /** The `environment` metric dimension (PIPELINE_ENVIRONMENT). */
+  environment: string;
+  logger: Logger;
+  /** Omit to emit no metrics (local runs: EMF lines would only clutter the terminal). */
+  metrics?: Metrics;
+}
+
+export interface FetchRunResult {
+  runId: string;
+  reportId: string;
+  kind: FetchRequest['kind'];
+  /** Newest first, as fetched. */
+  windows: FetchedWindow[];
+}
+
+/** Errors that would fail every window the same way: stop instead of trying the rest. */
+const RUN_LEVEL: ReadonlySet<ErrorCode> = new Set(['AuthenticationRefused', 'ConfigurationError', 'InsecureEndpoint']);
+
+const codeOf = (e: unknown): FetchOutcome => (isPipelineError(e) ? e.code : 'Unexpected');
+
+/** Several windows failed: names each one and its error code; `errors` holds the typed errors themselves. */
+export class WindowFetchFailures extends AggregateError {
+  readonly retryable: boolean;
+  constructor(
+    readonly reportId: string,
+    readonly failures: ReadonlyArray<{ window: string; code: FetchOutcome; error: unknown }>,
+    readonly attempted: number,
+  ) {
+    super(
+      failures.map((f) => f.error),
+      `${failures.length} of ${attempted} window(s) of report "${reportId}" failed: ` +
+        failures.map((f) => `${f.window} ${f.code}`).join(', ') +
+        '. Each window\'s error is logged with its window; the others were stored. Retry the run, or backfill those windows.',
+    );
+    this.name = 'WindowFetchFailures';
+    this.retryable = failures.some((f) => isPipelineError(f.error) && f.error.retryable);
+  }
+}
+
+export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, runId: string): Promise<FetchRunResult> {
+  const now = deps.now ?? (() => new Date());
+  const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: request.reportId } });
+  const report = deps.catalog.get(request.reportId);
+  const plan = planWindows(request, report, now());
+  const labels = plan.windows.map(windowLabel);
+  if (plan.basis?.fromInvocationTime) {
+    runLogger.warn('The event has no scheduledTime: the window is computed from the invocation time instead', {
+      invocationTime: plan.basis.scheduledTime.toISOString(),
+    });
+  }
+  runLogger.info('Fetch run planned', {
+    kind: request.kind,
+    ...(plan.basis ? { scheduledTime: plan.basis.scheduledTime.toISOString() } : {}),
+    timeZone: report.schedule.timeZone,
+    windows: labels,
+  });
+
+  const dims = { report: report.id, environment: deps.environment };
+  const fetched: FetchedWindow[] = [];
+  const failures: Array<{ window: string; code: FetchOutcome; error: unknown }> = [];
+
+  let secret: GatewaySecret;
+  try {
+    secret = await deps.loadSecret();
+  } catch (error) {
+    runLogger.error('Could not read the gateway credentials: no window was fetched', { code: codeOf(error), error });
+    for (const _ of plan.windows) if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: codeOf(error) });
+    throw error;
+  }
+
+  for (const [i, window] of plan.windows.entries()) {
+    const label = labels[i]!;
+    const logger = runLogger.createChild({ persistentKeys: { window: label } });
+    try {
+      const result = await fetchWindow({ report, window, secret, runId, logger }, deps);
+      fetched.push(result);
+      logger.info('Window stored', { ...result });
+      if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: 'Success', bytes: result.bytes, durationMs: result.durationMs });
+    } catch (error) {
+      const code = codeOf(error);
+      failures.push({ window: label, code, error });
+      logger.error('Window failed', { code, error });
+      if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: code });
+      if (isPipelineError(error) && RUN_LEVEL.has(error.code)) {
+        const skipped = labels.slice(i + 1);
+        if (skipped.length) runLogger.warn(`${code}: the remaining windows were not tried`, { skipped });
+        throw error;
+      }
+    }
+  }
+
+  runLogger.info('Fetch run finished', { stored: fetched.length, failed: failures.length });
+  if (failures.length === 1) throw failures[0]!.error;
+  if (failures.length > 1) throw new WindowFetchFailures(report.id, failures, plan.windows.length);
+  return { runId, reportId: report.id, kind: request.kind, windows: fetched };
+}

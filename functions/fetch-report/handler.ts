@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import { loadCatalog } from '../../config/reports/index.js';
+import type { ReportCatalog } from '../core/report-catalog.js';
+import { functionS3Client, requiredEnv } from '../aws/env.js';
+import { logger, metrics } from '../aws/powertools.js';
+import { getGatewaySecret } from '../aws/secrets.js';
+import { parseFetchEvent } from './fetch-event.js';
+import { fetchWindows, type FetchRunResult } from './fetch-windows.js';
+
+/**
+ * The fetch function: EventBridge Scheduler ({reportId, scheduledTime}) or a backfill request
+ * ({reportId, from, to}) in, raw report files in the raw bucket out. Everything but reading the
+ * environment lives in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
+ *
+ * Environment: ENDPOINT_URL, SECRET_NAME, RAW_BUCKET, PIPELINE_ENVIRONMENT (+ POWERTOOLS_*).
+ * A failed window makes the invocation fail (after the others were tried), with the typed error.
+ */
+
+// Loaded once per container: the definitions are bundled, not read per invocation.
+let catalog: ReportCatalog | undefined;
+
+export const handler = async (event: unknown, context?: Context): Promise<FetchRunResult> => {
+  if (context) logger.addContext(context);
+  // The Lambda request id ties the raw objects' metadata to this invocation's log lines.
+  const runId = context?.awsRequestId ?? randomUUID();
+  try {
+    const request = parseFetchEvent(event);
+    const secretName = requiredEnv('SECRET_NAME');
+    return await fetchWindows(
+      request,
+      {
+        catalog: (catalog ??= loadCatalog()),
+        s3: functionS3Client(),
+        rawBucket: requiredEnv('RAW_BUCKET'),
+        endpointUrl: requiredEnv('ENDPOINT_URL'),
+        environment: requiredEnv('PIPELINE_ENVIRONMENT'),
+        // Cached by Powertools across invocations for SECRET_MAX_AGE_SECONDS.
+        loadSecret: () => getGatewaySecret(secretName),
+        logger,
+        metrics,
+      },
+      runId,
+    );
+  } catch (error) {
+    // fetchWindows logged each window's failure with its window; this line is the invocation's verdict.
+    logger.error('Fetch run failed', { runId, error });
+    throw error;
+  }
+};

@@ -1,0 +1,65 @@
+import type { Manifest } from '../core/csv-to-parquet.js';
+import type { ErrorCode } from '../core/errors.js';
+
+/**
+ * The manifest of one load attempt, at manifests/<report>/dt=<date>/<window start>.json in the curated
+ * bucket (DESIGN.md "S3 layout"). Written last, after the table and rejects objects, by every attempt,
+ * successful or not, so it always describes the latest attempt for its window:
+ *
+ * - outcome "loaded": the Parquet file at `table` holds `rows.written` rows of the raw object in `source`;
+ *   `rejected` holds the rows that failed typing (a header-only file when none did).
+ * - outcome "failed": nothing was written to the table by this attempt. A Parquet file from an earlier
+ *   successful load of the window, if any, is still in place, with the rejects file that belongs to it;
+ *   except after TooManyRejectedRows, whose rejects file is written (it lists what to fix).
+ * - outcome "not-parsed": a PDF report; it stays in the raw bucket only.
+ */
+
+export const MANIFEST_VERSION = 1;
+
+export type LoadOutcome = 'loaded' | 'failed' | 'not-parsed';
+
+export interface StoredRef {
+  bucket: string;
+  key: string;
+  versionId?: string;
+  etag?: string;
+  bytes: number;
+  /** Lower-case hex SHA-256 of the object's bytes. */
+  sha256: string;
+}
+
+export interface SourceRef {
+  bucket: string;
+  key: string;
+  /** The version the S3 event named and that was read (absent on an unversioned store). */
+  versionId?: string;
+  etag?: string;
+  contentType?: string;
+  /** Bytes and SHA-256 of the raw object, when it was read to its end (not after schema drift). */
+  bytes?: number;
+  sha256?: string;
+  /** From the raw object's metadata: the fetch run (Lambda request id) that stored it, and when. */
+  fetchRunId?: string;
+  fetchedAt?: string;
+}
+
+export interface LoadManifest {
+  manifestVersion: typeof MANIFEST_VERSION;
+  reportId: string;
+  /** Wall-clock times in `timeZone`, end exclusive. */
+  window: { start: string; end: string; timeZone: string };
+  outcome: LoadOutcome;
+  error?: { code: ErrorCode | 'Unexpected'; message: string; retryable: boolean };
+  source: SourceRef;
+  table?: StoredRef;
+  rejected?: StoredRef;
+  rows?: { read: number; written: number; rejected: number; emptyLines: number };
+  conversion?: Pick<Manifest, 'rowGroups' | 'encoder' | 'timings' | 'durationMs'>;
+  /** Seconds from the window's end to this load (the LoadLagSeconds metric). */
+  loadLagSeconds?: number;
+  /** The parse invocation (Lambda request id, or a uuid locally). */
+  loadRunId: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+}

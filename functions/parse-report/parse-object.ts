@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/csv-to-parquet.js';
+import { isPipelineError } from '../core/errors.js';
+import type { ReportCatalog } from '../core/report-catalog.js';
+import { keysFor, parseRawKey } from '../core/s3-keys.js';
+import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/window.js';
+import { recordLoad } from '../aws/metrics.js';
+import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
+import { redactText } from '../aws/redact.js';
+import { openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
+
+/**
+ * One raw object to the curated bucket: the CSV streamed through the converter into a multipart upload
+ * at the table key (committed only if the whole file converted), the rejected rows beside it, then the
+ * manifest (load-manifest.ts). A PDF gets a manifest only. The parse function's handler, the local
+ * pipeline and the tests call this with their own S3 client, logger and clock.
+ */
+
+export const PARQUET_CONTENT_TYPE = 'application/vnd.apache.parquet';
+const REJECTS_CONTENT_TYPE = 'text/csv; charset=utf-8';
+
+export interface ParseDeps {
+  s3: S3Client;
+  curatedBucket: string;
+  catalog: ReportCatalog;
+  /** The `environment` metric dimension (PIPELINE_ENVIRONMENT). */
+  environment: string;
+  logger: Logger;
+  /** Omit to emit no metrics (local runs). */
+  metrics?: Metrics;
+  now?: () => Date;
+  /** Converter settings (encoder mode, row group size); the report's own settings otherwise. */
+  convert?: Pick<ConvertOptions, 'encoder' | 'workerUrl' | 'rowGroupRows' | 'rowGroupBytes'>;
+  /** Multipart part size of the Parquet upload (default 8 MiB). */
+  partSizeBytes?: number;
+}
+
+/** The object an S3 event names. */
+export interface RawObjectRef {
+  bucket: string;
+  /** Decoded (decodeS3EventKey), not as the event spells it. */
+  key: string;
+  versionId?: string;
+}
+
+export type ParseResult =
+  | { outcome: 'ignored'; key: string; reason: string }
+  | {
+      outcome: LoadManifest['outcome'];
+      key: string;
+      reportId: string;
+      manifestKey: string;
+      manifest: LoadManifest;
+      /** Set when outcome is "failed": the typed error, for the caller to report. */
+      error?: unknown;
+    };
+
+/** Wall-clock seconds from the window's end to `now` in the report's zone (DST shifts aside, which is close enough for lag). */
+function lagSeconds(window: ReportWindow, now: Date, timeZone: string): number {
+  const epoch = (t: LocalDateTime) => Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second);
+  return Math.round((epoch(wallClockIn(now, timeZone)) - epoch(window.end)) / 1000);
+}
+
+/** The raw bytes as they stream past: counted and hashed, so the manifest's checksum costs no second read. */
+function digesting(body: Readable) {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let complete = false;
+  async function* stream(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of body) {
+        hash.update(chunk as Buffer);
+        bytes += (chunk as Buffer).length;
+        yield chunk as Buffer;
+      }
+      complete = true;
+    } finally {
+      // The converter stopped early (schema drift): release the connection instead of reading on.
+      if (!complete) body.destroy();
+    }
+  }
+  let sha256: string | undefined;
+  const result = () => {
+    if (!complete) return {};
+    sha256 ??= hash.digest('hex');
+    return { bytes, sha256 };
+  };
+  return { stream: stream(), result };
+}
+
+const ref = (s: StoredObject): StoredRef => ({
+  bucket: s.bucket,
+  key: s.key,
+  ...(s.versionId ? { versionId: s.versionId } : {}),
+  ...(s.etag ? { etag: s.etag } : {}),
+  bytes: s.bytes,
+  sha256: s.sha256,
+});
+
+export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runId: string): Promise<ParseResult> {
+  const parts = parseRawKey(object.key);
+  if (!parts) return { outcome: 'ignored', key: object.key, reason: 'not under raw/' };
+  const now = deps.now ?? (() => new Date());
+  const report = deps.catalog.get(parts.reportId);
+  const window = windowAt(parts.start, parseWindowSize(report.window));
+  const keys = keysFor(report.id, window, parts.format);
+  const label = `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}`;
+  const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, window: label, sourceKey: object.key } });
+  const dims = { report: report.id, environment: deps.environment };
+  const startedAt = now();
+  const t0 = performance.now();
+
+  let source: SourceRef = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}) };
+  let conversion: Manifest | undefined;
+  let table: CommittingSink | undefined;
+  let rejects: CommittingSink | undefined;
+
+  const manifestFor = (outcome: LoadManifest['outcome'], extra: Partial<LoadManifest> = {}): LoadManifest => {
+    const finishedAt = now();
+    return {
+      manifestVersion: MANIFEST_VERSION,
+      reportId: report.id,
+      window: { start: formatLocalDateTime(window.start), end: formatLocalDateTime(window.end), timeZone: report.schedule.timeZone },
+      outcome,
+      ...extra,
+      source,
+      ...(table?.stored ? { table: ref(table.stored) } : {}),
+      ...(rejects?.stored ? { rejected: ref(rejects.stored) } : {}),
+      ...(conversion
+        ? {
+            rows: { read: conversion.rowsRead, written: conversion.rowsWritten, rejected: conversion.rowsRejected, emptyLines: conversion.emptyLines },
+            conversion: { rowGroups: conversion.rowGroups, encoder: conversion.encoder, timings: conversion.timings, durationMs: conversion.durationMs },
+          }
+        : {}),
+      loadRunId: runId,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs: Math.round(performance.now() - t0),
+    };
+  };
+  const writeManifest = (manifest: LoadManifest) => putJson({ client: deps.s3, bucket: deps.curatedBucket, key: keys.manifest, value: manifest });
+  const result = (manifest: LoadManifest, error?: unknown): ParseResult => ({
+    outcome: manifest.outcome,
+    key: object.key,
+    reportId: report.id,
+    manifestKey: keys.manifest,
+    manifest,
+    ...(error === undefined ? {} : { error }),
+  });
+
+  try {
+    const opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
+    source = {
+      ...source,
+      ...(opened.versionId ? { versionId: opened.versionId } : {}),
+      ...(opened.etag ? { etag: opened.etag } : {}),
+      ...(opened.contentType ? { contentType: opened.contentType } : {}),
+      ...(opened.metadata['run-id'] ? { fetchRunId: opened.metadata['run-id'] } : {}),
+      ...(opened.metadata['fetched-at'] ? { fetchedAt: opened.metadata['fetched-at'] } : {}),
+    };
+    const raw = digesting(opened.body);
+
+    if (parts.format === 'PDF') {
+      // Nothing to parse, but the checksum still proves which file the manifest speaks of.
+      for await (const _ of raw.stream);
+      source = { ...source, ...raw.result() };
+      const manifest = manifestFor('not-parsed');
+      await writeManifest(manifest);
+      logger.info('PDF report kept in the raw bucket; it is not parsed', { manifestKey: keys.manifest, ...source });
+      return result(manifest);
+    }
+
+    const objectMetadata = {
+      'report-id': report.id,
+      'window-start': formatLocalDateTime(window.start),
+      'source-key': object.key,
+      ...(source.versionId ? { 'source-version-id': source.versionId } : {}),
+      'load-run-id': runId.replace(/[^\x20-\x7e]/g, '?'),
+    };
+    const sink = (key: string, contentType: string) =>
+      asByteSink(new MultipartSink({ client: deps.s3, bucket: deps.curatedBucket, key, contentType, metadata: objectMetadata, partSizeBytes: deps.partSizeBytes }));
+    table = sink(keys.table, PARQUET_CONTENT_TYPE);
+    // Written on every run that reads the file through (header-only when nothing was rejected), so a re-run
+    // never leaves an older run's rejects beside a table that no longer lacks them.
+    rejects = sink(keys.rejected, REJECTS_CONTENT_TYPE);
+    try {
+      conversion = await convertCsvToParquet({ ...deps.convert, input: raw.stream, output: table, rejects, report });
+    } catch (e) {
+      conversion = manifestOf(e);
+      throw e;
+    } finally {
+      source = { ...source, ...raw.result() };
+    }
+    const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
+    const manifest = manifestFor('loaded', { loadLagSeconds });
+    await writeManifest(manifest);
+    if (deps.metrics) recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
+    logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
+    return result(manifest);
+  } catch (error) {
+    const code = isPipelineError(error) ? error.code : 'Unexpected';
+    const message = redactText(error instanceof Error ? error.message : String(error));
+    const manifest = manifestFor('failed', { error: { code, message, retryable: isPipelineError(error) ? error.retryable : true } });
+    // Rows are known when the whole file was read (too many rejects): the rejected-rows alarm should see them.
+    if (deps.metrics && conversion) recordLoad(deps.metrics, dims, { rowsWritten: 0, rowsRejected: conversion.rowsRejected });
+    logger.error('Load failed: nothing was written to the table', { code, error, rows: manifest.rows });
+    try {
+      await writeManifest(manifest);
+    } catch (manifestError) {
+      // The original error matters more; the retry writes the manifest again.
+      logger.error('Could not write the failed-load manifest', { error: manifestError });
+    }
+    return result(manifest, error);
+  }
+}

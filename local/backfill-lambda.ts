@@ -1,0 +1,78 @@
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { formatLocalDateTime, type ReportWindow } from '../functions/core/window.js';
+import type { WindowResult } from './backfill-runner.js';
+
+/**
+ * The deployed mode of `reports backfill`: one synchronous invocation of the fetch function per window,
+ * with the backfill request the function accepts (functions/fetch-report/fetch-event.ts):
+ * `{"reportId", "from": window start, "to": window end}`, wall-clock date-times in the report's zone.
+ *
+ * One window per invocation, although the function takes up to 31: each window then gets its own result
+ * and error code, a slow window cannot push others past the function's time-out, and the bounded
+ * concurrency of the caller is what the gateway sees.
+ *
+ * "done" here means the raw file landed: the parse function picks it up asynchronously (S3 -> SQS), so
+ * its failures show in the dead-letter queue, the alarms and the manifests, not in this command.
+ */
+
+export interface BackfillRequest {
+  reportId: string;
+  from: string;
+  to: string;
+}
+
+export const backfillRequest = (reportId: string, window: ReportWindow): BackfillRequest => ({
+  reportId,
+  from: formatLocalDateTime(window.start),
+  to: formatLocalDateTime(window.end),
+});
+
+/** Lambda's error payload for a function that threw: `errorType` is the error's name, which for PipelineErrors is their code. */
+interface LambdaErrorPayload {
+  errorType?: string;
+  errorMessage?: string;
+}
+
+const decode = (payload: Uint8Array | undefined): unknown => {
+  if (!payload?.length) return undefined;
+  const text = Buffer.from(payload).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/** A short account of what the function returned (its FetchedWindow list): bytes and keys, for the per-window line. */
+function describeResult(result: unknown): string | undefined {
+  const fetched = Array.isArray(result) ? result : (result as { windows?: unknown } | null)?.windows;
+  if (Array.isArray(fetched)) {
+    const bytes = fetched.reduce((sum: number, w) => sum + (Number((w as { bytes?: unknown }).bytes) || 0), 0);
+    const keys = fetched.map((w) => (w as { key?: unknown }).key).filter((k): k is string => typeof k === 'string');
+    return `${bytes} bytes${keys.length ? ` -> ${keys.join(', ')}` : ''}`;
+  }
+  return undefined;
+}
+
+export function lambdaWindowRunner(options: { client: LambdaClient; functionName: string; reportId: string }) {
+  return async (window: ReportWindow): Promise<WindowResult> => {
+    const response = await options.client.send(
+      new InvokeCommand({
+        FunctionName: options.functionName,
+        InvocationType: 'RequestResponse',
+        Payload: Buffer.from(JSON.stringify(backfillRequest(options.reportId, window))),
+      }),
+    );
+    const payload = decode(response.Payload);
+    if (response.FunctionError) {
+      // "Unhandled" (the handler threw) or "Handled"; either way the payload names the error.
+      const error = (payload && typeof payload === 'object' ? payload : {}) as LambdaErrorPayload;
+      return {
+        ok: false,
+        code: error.errorType ?? `Function${response.FunctionError}Error`,
+        message: error.errorMessage ?? (typeof payload === 'string' ? payload : `the function failed (${response.FunctionError})`),
+      };
+    }
+    return { ok: true, detail: describeResult(payload) };
+  };
+}

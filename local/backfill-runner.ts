@@ -1,0 +1,188 @@
+import { ConfigurationError, isPipelineError } from '../functions/core/errors.js';
+import type { ReportDefinition } from '../functions/core/report-definition.js';
+import {
+  formatLocalDateTime,
+  parseLocalDateTime,
+  parseWindowSize,
+  windowsBetween,
+  type ReportWindow,
+} from '../functions/core/window.js';
+
+/**
+ * The scheduling of `reports backfill`, with no I/O of its own: which windows, how many at once, what
+ * became of each. The per-window work (a local pipeline run, or a Lambda invocation) and the "already
+ * loaded?" check are injected, so test/unit/backfill.test.ts drives this with plain functions.
+ */
+
+/** What one window's work came to. A thrown error counts as failed too (errorCodeOf names it). */
+export type WindowResult = { ok: true; detail?: string } | { ok: false; code: string; message: string };
+
+/** not-tried: never started, because an earlier window failed in a way every window would (STOP_CODES). */
+export type WindowStatus = 'done' | 'failed' | 'skipped' | 'not-tried';
+
+export interface WindowReport {
+  window: ReportWindow;
+  status: WindowStatus;
+  /** For done: what was loaded ("120 rows"); for skipped: why. */
+  detail?: string;
+  /** For failed: the typed error code (AuthenticationRefused, GatewayUnavailable, …) or the SDK error's name. */
+  code?: string;
+  message?: string;
+  ms: number;
+}
+
+export interface BackfillSummary {
+  reports: WindowReport[];
+  done: number;
+  failed: WindowReport[];
+  skipped: number;
+  notTried: number;
+  /** The failure that stopped the backfill early, if one did. */
+  stoppedBy?: WindowReport;
+  ms: number;
+}
+
+/**
+ * Failures no window gets past: the same credentials, configuration or function for every window. The
+ * backfill stops starting windows after one of them, as the fetch function does (fetch-windows.ts): a
+ * refused login repeated for a year of windows risks the merchant account being locked. The AWS names
+ * are the deployed mode's: the function does not exist, or the caller may not invoke it.
+ */
+export const STOP_CODES: ReadonlySet<string> = new Set([
+  'AuthenticationRefused',
+  'ConfigurationError',
+  'InsecureEndpoint',
+  'ResourceNotFoundException',
+  'AccessDeniedException',
+  'UnrecognizedClientException',
+  'ExpiredTokenException',
+  'CredentialsProviderError',
+]);
+
+/** The windows of a backfill: each one starting in [from, to), oldest first. An empty range is a mistake, not a no-op. */
+export function backfillWindows(report: Pick<ReportDefinition, 'id' | 'window'>, from: string, to: string): ReportWindow[] {
+  const start = parseLocalDateTime(from);
+  const end = parseLocalDateTime(to);
+  const windows = windowsBetween(start, end, parseWindowSize(report.window));
+  if (windows.length === 0) {
+    throw new ConfigurationError(
+      `Backfill of report "${report.id}": [${from}, ${to}) holds no ${report.window} window: --from must be before --to (--to is exclusive).`,
+    );
+  }
+  return windows;
+}
+
+/** The stable name of a failure: a pipeline error's code, an AWS SDK error's name (TooManyRequestsException, …), else "Error". */
+export function errorCodeOf(error: unknown): string {
+  if (isPipelineError(error)) return error.code;
+  if (error instanceof Error && error.name && error.name !== 'Error') return error.name;
+  return 'Error';
+}
+
+/**
+ * Calls `fn` on every item with at most `limit` calls in flight, starting them in order; results keep the
+ * items' order. `fn` must not throw (runBackfill's wrapper turns throws into results): one rejection would
+ * otherwise leave the other workers running unobserved.
+ */
+export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  if (!Number.isInteger(limit) || limit < 1) throw new ConfigurationError(`concurrency must be a whole number of at least 1, not ${limit}`);
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export interface BackfillOptions {
+  windows: readonly ReportWindow[];
+  concurrency: number;
+  /** The work for one window. Re-running a window overwrites its keys, so a retry of a failed backfill is safe. */
+  runWindow: (window: ReportWindow) => Promise<WindowResult>;
+  /**
+   * Whether a window is already loaded, so it is skipped; omitted (the deployed mode) means nothing is.
+   * Returns the reason to print, or false. A check that throws does not skip: the window runs.
+   */
+  isLoaded?: (window: ReportWindow) => Promise<string | false>;
+  /** Run every window, loaded or not. */
+  force?: boolean;
+  /** Whether a failure ends the backfill: windows not yet started are reported not-tried (default: STOP_CODES). */
+  stopOn?: (code: string) => boolean;
+  /** Called as each window ends, in completion order (progress output). */
+  onWindow?: (report: WindowReport) => void;
+  now?: () => number;
+}
+
+export async function runBackfill(options: BackfillOptions): Promise<BackfillSummary> {
+  const now = options.now ?? (() => performance.now());
+  const stopOn = options.stopOn ?? ((code: string) => STOP_CODES.has(code));
+  const started = now();
+  let stoppedBy: WindowReport | undefined;
+  const one = async (window: ReportWindow): Promise<WindowReport> => {
+    const t0 = now();
+    const finish = (r: Omit<WindowReport, 'window' | 'ms'>): WindowReport => {
+      const report = { window, ...r, ms: Math.round(now() - t0) };
+      if (report.status === 'failed' && !stoppedBy && stopOn(report.code!)) stoppedBy = report;
+      options.onWindow?.(report);
+      return report;
+    };
+    if (stoppedBy) return finish({ status: 'not-tried', detail: `stopped after ${stoppedBy.code}` });
+    if (!options.force && options.isLoaded) {
+      const loaded = await options.isLoaded(window).catch(() => false as const);
+      if (loaded) return finish({ status: 'skipped', detail: loaded });
+    }
+    let result: WindowResult;
+    try {
+      result = await options.runWindow(window);
+    } catch (e) {
+      result = { ok: false, code: errorCodeOf(e), message: e instanceof Error ? e.message : String(e) };
+    }
+    return result.ok
+      ? finish({ status: 'done', detail: result.detail })
+      : finish({ status: 'failed', code: result.code, message: result.message });
+  };
+  const reports = await mapWithConcurrency(options.windows, options.concurrency, one);
+  return {
+    reports,
+    done: reports.filter((r) => r.status === 'done').length,
+    failed: reports.filter((r) => r.status === 'failed'),
+    skipped: reports.filter((r) => r.status === 'skipped').length,
+    notTried: reports.filter((r) => r.status === 'not-tried').length,
+    stoppedBy,
+    ms: Math.round(now() - started),
+  };
+}
+
+/** "2026-11-20" for day windows, "2026-11-20T06:00:00" for hour windows: as short as still unambiguous. */
+export function windowName(window: ReportWindow): string {
+  const start = formatLocalDateTime(window.start);
+  return start.endsWith('T00:00:00') && window.end.hour === 0 ? start.slice(0, 10) : start;
+}
+
+/** One line per window, for logs and non-interactive output. */
+export function windowLine(report: WindowReport): string {
+  const what =
+    report.status === 'failed' ? `${report.code}: ${report.message}` : report.detail ?? '';
+  return `  ${windowName(report.window).padEnd(19)}  ${report.status.padEnd(7)}  ${String(report.ms).padStart(6)} ms  ${what}`.trimEnd();
+}
+
+/** The closing lines: counts, then every failed window with its code, so the re-run command is easy to write. */
+export function summaryLines(summary: BackfillSummary, reportId: string): string[] {
+  const lines = [
+    `Backfill of "${reportId}": ${summary.reports.length} window(s) in ${(summary.ms / 1000).toFixed(1)} s: ` +
+      `${summary.done} done, ${summary.failed.length} failed, ${summary.skipped} skipped` +
+      (summary.notTried ? `, ${summary.notTried} not tried.` : '.'),
+  ];
+  if (summary.stoppedBy) {
+    lines.push(`Stopped after ${windowName(summary.stoppedBy.window)} failed with ${summary.stoppedBy.code}: every other window would fail the same way. Fix that first.`);
+  }
+  if (summary.failed.length) {
+    lines.push('Failed windows (re-run them with --from/--to; a re-run overwrites, never duplicates):');
+    for (const f of summary.failed) lines.push(`  ${windowName(f.window)}  ${f.code}: ${f.message}`);
+  }
+  return lines;
+}

@@ -1,0 +1,296 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { S3EventRecord } from 'aws-lambda';
+import { bucketNames, type BucketNames } from '../config/naming.js';
+import { loadCatalog } from '../config/reports/index.js';
+import { ConfigurationError, isPipelineError, type ErrorCode } from '../functions/core/errors.js';
+import type { ReportCatalog } from '../functions/core/report-catalog.js';
+import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { decodeS3EventKey, PREFIX, rawKey } from '../functions/core/s3-keys.js';
+import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../functions/core/secret.js';
+import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../functions/core/window.js';
+import { redactText } from '../functions/aws/redact.js';
+import { createS3Client } from '../functions/aws/s3-client.js';
+import { fetchWindows, type FetchRunDeps } from '../functions/fetch-report/fetch-windows.js';
+import type { FetchedWindow, GatewayTuning } from '../functions/fetch-report/fetch-window.js';
+import type { LoadManifest } from '../functions/parse-report/load-manifest.js';
+import type { ParseDeps, ParseResult } from '../functions/parse-report/parse-object.js';
+import { handleParseBatch } from '../functions/parse-report/sqs-batch.js';
+import { ensureBuckets, mirrorTables } from './lake/external-store.js';
+import { startLocalLake, type LocalLake } from './lake/local-lake.js';
+import { objectCreatedRecord, sqsEventOf } from './lake/sqs-message.js';
+import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from './lake-query.js';
+import { localLogger } from './local-logger.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from './simulator/index.js';
+
+/**
+ * The whole pipeline on this machine, chained as AWS chains it, through the handlers' own code:
+ *
+ *   fetchWindows (the fetch function's logic) -> raw bucket of the local lake (s3rver)
+ *   -> ObjectCreated event -> an SQS-shaped message -> handleParseBatch (the parse function's logic)
+ *   -> Parquet, rejects and manifest in the curated bucket -> DuckDB views over the files on disk.
+ *
+ * `npm start` (run-local.ts) and `reports backfill` run windows through this. Differences from AWS:
+ * no SQS retries or dead-letter queue (a failed parse is reported in the window's outcome at once), no
+ * object versions (s3rver has none), and no metrics (the handlers' logs stay silent unless
+ * POWERTOOLS_LOG_LEVEL is set).
+ */
+
+export interface LocalPipelineOptions {
+  /** The report definition id (config/reports/). */
+  reportId: string;
+  /** A gateway's full rpt-engine URL; without it the embedded simulator is started. */
+  gatewayUrl?: string;
+  /** Credentials: required with gatewayUrl; default with the simulator: its test account for `signatureMethod`. */
+  secret?: GatewaySecret;
+  /** Which simulator account signs when no secret is given (default HMAC-SHA1). */
+  signatureMethod?: SignatureMethod;
+  /** Where the embedded lake keeps its buckets (and, with s3Endpoint, the local copy of the tables). */
+  lakeDir: string;
+  /** An external S3-compatible store instead of the embedded lake. Credentials: s3Credentials or the SDK's default chain. */
+  s3Endpoint?: string;
+  s3Credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Names the buckets (bucketNames); default "local". */
+  environment?: string;
+  /** Default: the shipped definitions (loadCatalog). Tests pass variants (a PDF report). */
+  catalog?: ReportCatalog;
+  /** Settings of the embedded simulator (rows per day, a fault mode). */
+  simulator?: SimulatorOptions;
+  /** Gateway client settings (tests shorten retries). */
+  gateway?: GatewayTuning;
+  /** Default: the silent-unless-asked local logger (local-logger.ts). */
+  logger?: Logger;
+}
+
+/** What one window came to, fetch and parse together. */
+export interface WindowOutcome {
+  reportId: string;
+  window: ReportWindow;
+  /** Wall-clock "YYYY-MM-DDTHH:mm:ss", end exclusive. */
+  windowStart: string;
+  windowEnd: string;
+  /** loaded: Parquet written; not-parsed: a PDF, kept raw with a manifest; failed: see error. */
+  status: LoadManifest['outcome'];
+  /** The raw object, when the fetch succeeded. */
+  fetched?: FetchedWindow;
+  /** The load's manifest, as written to the curated bucket, when the parse step got that far. */
+  manifest?: LoadManifest;
+  rowsRead: number;
+  rowsWritten: number;
+  rowsRejected: number;
+  /** Raw report bytes. */
+  bytes: number;
+  parquetBytes: number;
+  durationMs: number;
+  error?: { stage: 'fetch' | 'parse'; code: ErrorCode | 'Unexpected'; message: string };
+}
+
+export interface LocalPipeline {
+  readonly report: ReportDefinition;
+  readonly catalog: ReportCatalog;
+  readonly environment: string;
+  readonly buckets: BucketNames;
+  /** The gateway called, and who signs. */
+  readonly endpointUrl: string;
+  readonly login: string;
+  readonly signatureMethod: SignatureMethod;
+  /** The embedded simulator, when no gatewayUrl was given. */
+  readonly simulator: Simulator | undefined;
+  /** The embedded lake, when no s3Endpoint was given. */
+  readonly lake: LocalLake | undefined;
+  /** The S3 endpoint in use (the embedded lake's loopback URL or s3Endpoint). */
+  readonly s3Endpoint: string;
+  readonly s3: S3Client;
+  /** Fetches one window of the report and loads it: the raw file, then Parquet, rejects and manifest. Never throws for a window's own failure. */
+  runWindow(window: ReportWindow): Promise<WindowOutcome>;
+  /**
+   * The directory whose files DuckDB reads (give it to openLakeDatabase as lakeDir): the lake itself, or,
+   * with s3Endpoint, a local copy of the store's tables made now (<lakeDir>/s3-cache).
+   */
+  queryLakeDir(): Promise<string>;
+  /** DuckDB with one view per report of the catalog over the current curated Parquet. Close it after use. */
+  openDatabase(): Promise<LakeDatabase>;
+  /** Stops the lake and the simulator (the lake's files stay in lakeDir). */
+  close(): Promise<void>;
+}
+
+const errorInfo = (stage: 'fetch' | 'parse', e: unknown): NonNullable<WindowOutcome['error']> => ({
+  stage,
+  code: isPipelineError(e) ? e.code : 'Unexpected',
+  message: redactText(e instanceof Error ? e.message : String(e)),
+});
+
+export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
+  const environment = options.environment ?? LOCAL_ENVIRONMENT;
+  const catalog = options.catalog ?? loadCatalog();
+  const report = catalog.get(options.reportId);
+  const size = parseWindowSize(report.window);
+  const buckets = bucketNames(environment);
+  const logger = options.logger ?? localLogger();
+  if (options.gatewayUrl && !options.secret) {
+    throw new ConfigurationError('A gateway URL needs its credentials (--secret-file): the JSON with the login and the control key or private key.');
+  }
+
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  };
+  try {
+    let simulator: Simulator | undefined;
+    let secret = options.secret;
+    let endpointUrl = options.gatewayUrl;
+    if (!endpointUrl) {
+      const sim = await startSimulator(options.simulator);
+      simulator = sim;
+      closers.push(() => sim.close());
+      endpointUrl = sim.url;
+      secret ??= options.signatureMethod === 'RSA-SHA256' ? sim.credentials.rsa : sim.credentials.hmac;
+    }
+    const gatewaySecret = secret!;
+
+    let lake: LocalLake | undefined;
+    let s3: S3Client;
+    let s3Endpoint: string;
+    if (options.s3Endpoint) {
+      s3Endpoint = options.s3Endpoint;
+      const client = createS3Client({ endpoint: s3Endpoint, credentials: options.s3Credentials });
+      s3 = client;
+      closers.push(async () => client.destroy());
+      await ensureBuckets(s3, buckets);
+    } else {
+      const started = await startLocalLake({ dir: options.lakeDir, buckets });
+      lake = started;
+      closers.push(() => started.close());
+      s3 = lake.client;
+      s3Endpoint = lake.endpoint;
+    }
+
+    const fetchDeps: FetchRunDeps = {
+      catalog,
+      s3,
+      rawBucket: buckets.raw,
+      endpointUrl,
+      environment,
+      logger,
+      loadSecret: async () => gatewaySecret,
+      gateway: options.gateway,
+    };
+    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger };
+
+    // What the parse step said about each raw key, collected as the messages are handled.
+    const parsed = new Map<string, ParseResult>();
+    const parseErrors = new Map<string, unknown>();
+    const deliver = async (record: S3EventRecord) => {
+      const key = decodeS3EventKey(record.s3.object.key);
+      try {
+        await handleParseBatch(sqsEventOf([record]), parseDeps, randomUUID(), { onResult: (r) => parsed.set(r.key, r) });
+      } catch (e) {
+        // With one message per batch, a failed message makes Powertools throw FullBatchFailureError (as in Lambda).
+        if (!parsed.has(key)) parseErrors.set(key, e instanceof FullBatchFailureError ? (e.recordErrors[0] ?? e) : e);
+      }
+    };
+    if (lake) {
+      // The stack's notification: ObjectCreated in the raw bucket under raw/ (lib/parse.ts). The parse step's own
+      // objects in the curated bucket raise events too; AWS sends those nowhere, and so does this.
+      const unsubscribe = lake.onObjectCreated(async (record) => {
+        if (record.s3.bucket.name !== buckets.raw || !decodeS3EventKey(record.s3.object.key).startsWith(PREFIX.raw)) return;
+        await deliver(record);
+      });
+      closers.push(async () => void unsubscribe());
+    }
+
+    const runWindow = async (window: ReportWindow): Promise<WindowOutcome> => {
+      const t0 = performance.now();
+      const aligned = windowAt(windowStartOf(window.start, size), size);
+      if (formatLocalDateTime(aligned.start) !== formatLocalDateTime(window.start) || formatLocalDateTime(aligned.end) !== formatLocalDateTime(window.end)) {
+        throw new ConfigurationError(
+          `Window ${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)} is not one ${report.window} window of report "${report.id}".`,
+        );
+      }
+      const outcome = (fields: Partial<WindowOutcome> & Pick<WindowOutcome, 'status'>): WindowOutcome => ({
+        reportId: report.id,
+        window,
+        windowStart: formatLocalDateTime(window.start),
+        windowEnd: formatLocalDateTime(window.end),
+        rowsRead: 0,
+        rowsWritten: 0,
+        rowsRejected: 0,
+        bytes: 0,
+        parquetBytes: 0,
+        ...fields,
+        durationMs: Math.round(performance.now() - t0),
+      });
+      // Forget an earlier run's result for this window, whichever format it came in.
+      for (const format of ['csv', 'pdf'] as const) {
+        parsed.delete(rawKey(report.id, window, format));
+        parseErrors.delete(rawKey(report.id, window, format));
+      }
+
+      let fetched: FetchedWindow;
+      try {
+        const run = await fetchWindows({ kind: 'backfill', reportId: report.id, from: window.start, to: window.end }, fetchDeps, randomUUID());
+        fetched = run.windows[0]!;
+      } catch (e) {
+        return outcome({ status: 'failed', error: errorInfo('fetch', e) });
+      }
+
+      if (lake) {
+        // The event of the raw object, and the parse it triggered, have run once the lake is settled.
+        await lake.settled().catch(() => undefined);
+      } else {
+        // No notifications from an external store: send the parse step the event S3 would have sent.
+        const { bucket, key, bytes, etag, versionId } = fetched;
+        await deliver(objectCreatedRecord({ bucket, key, size: bytes, eTag: etag, versionId }));
+      }
+
+      const result = parsed.get(fetched.key);
+      const fetchedPart = { fetched, bytes: fetched.bytes };
+      if (!result || result.outcome === 'ignored') {
+        const error = parseErrors.get(fetched.key) ?? new Error(`No parse result for ${fetched.key}: the ObjectCreated event did not reach the parse step.`);
+        return outcome({ status: 'failed', ...fetchedPart, error: errorInfo('parse', error) });
+      }
+      const m = result.manifest;
+      return outcome({
+        status: m.outcome,
+        ...fetchedPart,
+        manifest: m,
+        rowsRead: m.rows?.read ?? 0,
+        rowsWritten: m.outcome === 'loaded' ? (m.rows?.written ?? 0) : 0,
+        rowsRejected: m.rows?.rejected ?? 0,
+        parquetBytes: m.table?.bytes ?? 0,
+        ...(m.error ? { error: { stage: 'parse' as const, code: m.error.code, message: m.error.message } } : {}),
+      });
+    };
+
+    const cacheDir = join(options.lakeDir, 's3-cache');
+    const queryLakeDir = async () => {
+      if (lake) return options.lakeDir;
+      await mirrorTables(s3, buckets.curated, cacheDir);
+      return cacheDir;
+    };
+
+    return {
+      report,
+      catalog,
+      environment,
+      buckets,
+      endpointUrl,
+      login: gatewaySecret.login,
+      signatureMethod: signatureMethodOf(gatewaySecret),
+      simulator,
+      lake,
+      s3Endpoint,
+      s3,
+      runWindow,
+      queryLakeDir,
+      openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
+      close: closeAll,
+    };
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
+}

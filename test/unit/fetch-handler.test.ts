@@ -1,0 +1,263 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { bucketNames } from '../../config/naming.js';
+import { AuthenticationRefused, ConfigurationError, GatewayUnavailable } from '../../functions/core/errors.js';
+import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { clearGatewaySecretCache } from '../../functions/aws/secrets.js';
+import { openObjectStream } from '../../functions/aws/s3-streams.js';
+import { handler } from '../../functions/fetch-report/handler.js';
+import { WindowFetchFailures } from '../../functions/fetch-report/fetch-windows.js';
+import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
+import { DEFAULT_HMAC_CONTROL_KEY, REPORT_HEADER, generateTransactions, startSimulator, writeReportCsv, type Simulator } from '../../local/simulator/index.js';
+import { captureJsonLines, eventFixture, lambdaContext, metricPoints } from '../helpers/handler-harness.js';
+
+/**
+ * The fetch function's handler as Lambda calls it: the exported `handler`, its environment, real event
+ * shapes (test/fixtures/events), the simulator as the gateway, the local lake as S3 (through
+ * AWS_ENDPOINT_URL_S3), and Secrets Manager mocked with aws-sdk-client-mock.
+ */
+
+const ROWS_PER_DAY = 40;
+const SECRET_NAME = 'paynet-reports/test/gateway';
+const buckets = bucketNames('test');
+const day = (date: string) => windowAt(parseLocalDateTime(date), parseWindowSize('P1D'));
+
+describe('fetch-report handler', () => {
+  const sm = mockClient(SecretsManagerClient);
+  let dir: string;
+  let lake: LocalLake;
+  let sim: Simulator;
+  const saved = { ...process.env };
+
+  const useSecret = (secret: unknown) => {
+    clearGatewaySecretCache();
+    sm.reset();
+    sm.on(GetSecretValueCommand, { SecretId: SECRET_NAME }).resolves({ SecretString: JSON.stringify(secret) });
+  };
+  const rawKeys = async () =>
+    ((await lake.client.send(new ListObjectsV2Command({ Bucket: buckets.raw, Prefix: 'raw/' }))).Contents ?? []).map((o) => o.Key!).sort();
+  const readRaw = async (key: string) => {
+    const opened = await openObjectStream({ client: lake.client, bucket: buckets.raw, key });
+    const chunks: Buffer[] = [];
+    for await (const c of opened.body) chunks.push(c as Buffer);
+    return { opened, bytes: Buffer.concat(chunks) };
+  };
+  const clearRaw = async () => {
+    await rm(join(dir, buckets.raw, 'raw'), { recursive: true, force: true });
+  };
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fetch-handler-'));
+    lake = await startLocalLake({ dir, buckets });
+    sim = await startSimulator({ rowsPerDay: ROWS_PER_DAY });
+    Object.assign(process.env, {
+      ENDPOINT_URL: sim.url,
+      SECRET_NAME,
+      RAW_BUCKET: buckets.raw,
+      PIPELINE_ENVIRONMENT: 'test',
+      AWS_REGION: 'eu-central-1',
+      AWS_ENDPOINT_URL_S3: lake.endpoint,
+      AWS_ACCESS_KEY_ID: LOCAL_LAKE_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_LAKE_CREDENTIALS.secretAccessKey,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    });
+  });
+  after(async () => {
+    process.env = saved;
+    sm.restore();
+    await sim.close();
+    await lake.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  beforeEach(async () => {
+    useSecret(sim.credentials.hmac);
+    await clearRaw();
+  });
+
+  it('a Scheduler invocation fetches the last complete window in the report zone and its lookback, newest first', async () => {
+    const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-sched-1')));
+    assert.equal(run.error, undefined, String(run.error));
+    const result = run.result!;
+    assert.equal(result.runId, 'req-sched-1');
+    assert.equal(result.kind, 'scheduled');
+    // 2026-11-21T00:15Z is 03:15 in Moscow: the last complete day is the 20th; lookback 2 adds the 19th and 18th.
+    assert.deepEqual(
+      result.windows.map((w) => w.key),
+      ['2026-11-20', '2026-11-19', '2026-11-18'].map((d) => `raw/transactions/dt=${d}/${d}T00-00-00.csv`),
+    );
+    assert.deepEqual(await rawKeys(), result.windows.map((w) => w.key).sort());
+
+    // Each object is exactly the simulator's report for its window, with the metadata the parse side reads.
+    for (const w of result.windows) {
+      const { opened, bytes } = await readRaw(w.key);
+      const expected = writeReportCsv(REPORT_HEADER, generateTransactions(sim.credentials.hmac.login, day(w.windowStart.slice(0, 10)), ROWS_PER_DAY), {
+        delimiter: ',',
+        encoding: 'UTF-8',
+      });
+      assert.ok(bytes.equals(expected), `${w.key} holds the report byte for byte`);
+      assert.equal(w.sha256, createHash('sha256').update(bytes).digest('hex'));
+      assert.equal(w.bytes, bytes.length);
+      assert.equal(opened.contentType, 'text/csv; charset=UTF-8');
+      assert.equal(opened.metadata['report-id'], 'transactions');
+      assert.equal(opened.metadata['window-start'], w.windowStart);
+      assert.equal(opened.metadata['window-end'], w.windowEnd);
+      assert.equal(opened.metadata['time-zone'], 'Europe/Moscow');
+      assert.equal(opened.metadata['run-id'], 'req-sched-1');
+      assert.equal(opened.metadata['gateway-content-type'], 'text/csv; charset=UTF-8');
+    }
+
+    // Logs: JSON lines with the run id and report on every line, the window on every window line, never the key.
+    const logs = run.lines.filter((l) => typeof l.level === 'string');
+    assert.ok(logs.length >= 5);
+    for (const line of logs) {
+      assert.equal(line.runId, 'req-sched-1', JSON.stringify(line));
+      assert.equal(line.report, 'transactions');
+    }
+    const stored = logs.filter((l) => l.message === 'Window stored');
+    assert.deepEqual(
+      stored.map((l) => l.window),
+      ['2026-11-20T00:00:00/2026-11-21T00:00:00', '2026-11-19T00:00:00/2026-11-20T00:00:00', '2026-11-18T00:00:00/2026-11-19T00:00:00'],
+    );
+    assert.equal(stored[0]!.function_request_id, 'req-sched-1', 'the Lambda context is on the lines');
+    assert.ok(!run.text.includes(DEFAULT_HMAC_CONTROL_KEY), 'the control key never appears');
+    assert.ok(!/oauth_signature="[^"[]/.test(run.text), 'no signature appears');
+
+    // Metrics: one outcome, bytes and duration per window, with the alarm's dimensions.
+    const outcomes = metricPoints(run.lines, 'FetchOutcome');
+    assert.equal(outcomes.length, 3);
+    for (const p of outcomes) {
+      assert.equal(p.value, 1);
+      assert.equal(p.dims.outcome, 'Success');
+      assert.equal(p.dims.report, 'transactions');
+      assert.equal(p.dims.environment, 'test');
+      assert.equal(p.dims.service, 'paynet-reports');
+    }
+    assert.deepEqual(metricPoints(run.lines, 'FetchBytes').map((p) => p.value), result.windows.map((w) => w.bytes));
+    assert.equal(metricPoints(run.lines, 'FetchDurationMs').length, 3);
+  });
+
+  it('a retry of the same firing fetches the same windows and overwrites them; the secret is read once per container', async () => {
+    const first = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-a')));
+    const second = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-b')));
+    assert.deepEqual(second.result!.windows.map((w) => w.key), first.result!.windows.map((w) => w.key));
+    assert.equal((await rawKeys()).length, 3, 'overwritten, not duplicated');
+    assert.equal((await readRaw(first.result!.windows[0]!.key)).opened.metadata['run-id'], 'req-b');
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 1, 'Powertools cached the secret across invocations');
+  });
+
+  it('without scheduledTime it uses the invocation time, and says so', async () => {
+    const run = await captureJsonLines(() => handler({ reportId: 'transactions' }, lambdaContext('req-now')));
+    assert.equal(run.error, undefined, String(run.error));
+    assert.equal(run.result!.windows.length, 3);
+    const warning = run.lines.find((l) => l.level === 'WARN' && String(l.message).includes('no scheduledTime'));
+    assert.ok(warning, 'a warning names the fallback');
+  });
+
+  it('a backfill request fetches [from, to) without lookback', async () => {
+    const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), lambdaContext('req-backfill')));
+    assert.equal(run.error, undefined, String(run.error));
+    assert.equal(run.result!.kind, 'backfill');
+    assert.deepEqual(run.result!.windows.map((w) => w.windowStart), ['2026-11-17T00:00:00', '2026-11-16T00:00:00']);
+    assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-16/2026-11-16T00-00-00.csv', 'raw/transactions/dt=2026-11-17/2026-11-17T00-00-00.csv']);
+  });
+
+  it('refuses bad events with a ConfigurationError naming the problem, before any call', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ reportId: 'transactions', from: '2026-11-01' }, /to: /],
+      [{ reportId: 'transactions', form: '2026-11-01', to: '2026-11-02' }, /Unrecognized key.*form|form/],
+      [{ reportId: 'transactions', scheduledTime: 'yesterday' }, /scheduledTime: must be an ISO 8601 instant/],
+      [{ reportId: 'transactions', from: '2026-02-30', to: '2026-03-02' }, /not a real calendar date/],
+      [{ reportId: 'transactions', from: '2026-01-01', to: '2026-03-01' }, /holds 59 P1D windows, more than the 31/],
+      [{ reportId: 'transactions', from: '2026-03-01', to: '2026-03-01' }, /holds no P1D window/],
+      [{ reportId: 'nope' }, /There is no report "nope"/],
+      ['transactions', /neither|Expected a Scheduler invocation/],
+    ];
+    for (const [event, message] of cases) {
+      const run = await captureJsonLines(() => handler(event, lambdaContext('req-bad')));
+      assert.ok(run.error instanceof ConfigurationError, `${JSON.stringify(event)} -> ${String(run.error)}`);
+      assert.match(run.error.message, message);
+    }
+    assert.deepEqual(await rawKeys(), []);
+  });
+
+  it('signs with RSA-SHA256 when the secret says so', async () => {
+    useSecret(sim.credentials.rsa);
+    const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), lambdaContext('req-rsa')));
+    assert.equal(run.error, undefined, String(run.error));
+    assert.equal(run.result!.windows.length, 2);
+    assert.ok(!run.text.includes('PRIVATE KEY'), 'no key material in the logs');
+  });
+
+  it('a refused login stops the run with AuthenticationRefused, stores nothing, and never logs the key', async () => {
+    const wrongKey = 'wrong-control-key-that-must-not-leak';
+    useSecret({ login: sim.credentials.hmac.login, controlKey: wrongKey });
+    const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-refused')));
+    assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
+    assert.deepEqual(await rawKeys(), []);
+    assert.ok(!run.text.includes(wrongKey));
+    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['AuthenticationRefused'], 'the other windows were not tried');
+    assert.ok(run.lines.some((l) => String(l.message).includes('remaining windows were not tried')));
+  });
+
+  describe('when windows break off mid-report', () => {
+    let flaky: Simulator;
+    const withFlakyGateway = async (times: number) => {
+      flaky = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'dropMidBody', times } });
+      process.env.ENDPOINT_URL = flaky.url;
+      useSecret(flaky.credentials.hmac);
+    };
+    after(() => {
+      process.env.ENDPOINT_URL = sim.url;
+    });
+
+    it('one failed window: the others are stored, then the run fails with that window\'s typed error', async () => {
+      await withFlakyGateway(1);
+      try {
+        const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-drop-1')));
+        assert.ok(run.error instanceof GatewayUnavailable, String(run.error));
+        // Newest first: the 20th broke off; the 19th and 18th were stored.
+        assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-18/2026-11-18T00-00-00.csv', 'raw/transactions/dt=2026-11-19/2026-11-19T00-00-00.csv']);
+        assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['GatewayUnavailable', 'Success', 'Success']);
+        const failed = run.lines.find((l) => l.message === 'Window failed');
+        assert.equal(failed?.window, '2026-11-20T00:00:00/2026-11-21T00:00:00');
+        assert.equal(failed?.code, 'GatewayUnavailable');
+      } finally {
+        await flaky.close();
+      }
+    });
+
+    it('several failed windows: an AggregateError naming each window and its code', async () => {
+      await withFlakyGateway(2);
+      try {
+        const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-drop-2')));
+        assert.ok(run.error instanceof WindowFetchFailures, String(run.error));
+        assert.ok(run.error instanceof AggregateError);
+        assert.match(run.error.message, /2 of 3 window\(s\) of report "transactions" failed: 2026-11-20T00:00:00\/2026-11-21T00:00:00 GatewayUnavailable, 2026-11-19T00:00:00\/2026-11-20T00:00:00 GatewayUnavailable/);
+        assert.equal(run.error.retryable, true);
+        assert.ok(run.error.errors.every((e) => e instanceof GatewayUnavailable));
+        assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-18/2026-11-18T00-00-00.csv']);
+      } finally {
+        await flaky.close();
+      }
+    });
+  });
+
+  it('says which environment variable is missing', async () => {
+    const bucket = process.env.RAW_BUCKET;
+    delete process.env.RAW_BUCKET;
+    try {
+      const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-env')));
+      assert.ok(run.error instanceof ConfigurationError);
+      assert.match(run.error.message, /RAW_BUCKET is not set/);
+    } finally {
+      process.env.RAW_BUCKET = bucket;
+    }
+  });
+});
