@@ -1,5 +1,5 @@
 import { ConfigurationError } from './errors.js';
-import { formatWithPattern, type ReportWindow } from './window.js';
+import { addSeconds, formatWithPattern, type ReportWindow } from './window.js';
 
 /**
  * Report body templates are the JSON the provider's support hands over, with placeholders in string values:
@@ -10,18 +10,7 @@ import { formatWithPattern, type ReportWindow } from './window.js';
  */
 const PLACEHOLDER = /\{\{\s*window\.(start|end|last)\s*:\s*([^}]*?)\s*\}\}/g;
 
-function lastSecond(w: ReportWindow) {
-  const ms = Date.UTC(w.end.year, w.end.month - 1, w.end.day, w.end.hour, w.end.minute, w.end.second) - 1000;
-  const d = new Date(ms);
-  return {
-    year: d.getUTCFullYear(),
-    month: d.getUTCMonth() + 1,
-    day: d.getUTCDate(),
-    hour: d.getUTCHours(),
-    minute: d.getUTCMinutes(),
-    second: d.getUTCSeconds(),
-  };
-}
+const lastSecond = (w: ReportWindow) => addSeconds(w.end, -1);
 
 function renderString(s: string, w: ReportWindow): string {
   return s.replace(PLACEHOLDER, (_m, which: string, pattern: string) => {

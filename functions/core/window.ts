@@ -47,6 +47,9 @@ const fromEpoch = (ms: number): LocalDateTime => {
   };
 };
 
+/** A wall-clock time moved by whole seconds (negative to go back). */
+export const addSeconds = (t: LocalDateTime, seconds: number): LocalDateTime => fromEpoch(toEpoch(t) + seconds * 1000);
+
 export const formatLocalDate = (t: LocalDateTime) => `${pad(t.year, 4)}-${pad(t.month)}-${pad(t.day)}`;
 export const formatLocalDateTime = (t: LocalDateTime) =>
   `${formatLocalDate(t)}T${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}`;

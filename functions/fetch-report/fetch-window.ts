@@ -6,7 +6,7 @@ import type { ReportDefinition } from '../core/report-definition.js';
 import { rawKey } from '../core/s3-keys.js';
 import type { GatewaySecret } from '../core/secret.js';
 import { formatLocalDateTime, type ReportWindow } from '../core/window.js';
-import { uploadStream } from '../aws/s3-streams.js';
+import { uploadStream, type StoredObject } from '../aws/s3-streams.js';
 
 /**
  * One window: render the report body, call the gateway, stream the answer into the raw bucket at the
@@ -28,20 +28,16 @@ export interface FetchWindowDeps {
   now?: () => Date;
 }
 
-/** What one window left in the raw bucket. Plain JSON: it is the fetch function's result and goes into logs. */
-export interface FetchedWindow {
+/**
+ * What one window left in the raw bucket: the stored object (its SHA-256 is known only after the last
+ * byte, so it is reported here, not in metadata) and the call that produced it. Plain JSON: it is the
+ * fetch function's result and goes into logs.
+ */
+export interface FetchedWindow extends StoredObject {
   reportId: string;
   /** Wall-clock "YYYY-MM-DDTHH:mm:ss" in the report's zone; end exclusive. */
   windowStart: string;
   windowEnd: string;
-  bucket: string;
-  key: string;
-  /** The raw object's version (undefined on an unversioned store such as the local lake). */
-  versionId: string | undefined;
-  etag: string | undefined;
-  bytes: number;
-  /** SHA-256 of the stored bytes: known only after the last byte, so it is reported here, not in metadata. */
-  sha256: string;
   /** As the gateway sent it, e.g. "text/csv; charset=UTF-8". */
   contentType: string;
   kind: 'csv' | 'pdf';
