@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from '../functions/core/errors.js';
 import integration from './environments/integration.json' with { type: 'json' };
 import production from './environments/production.json' with { type: 'json' };
@@ -107,7 +107,10 @@ export const environmentSchema = z
       .default({ resultsExpirationDays: 7, bytesScannedCutoffPerQuery: 10 * 1024 ** 3 }),
     /** One gateway call with its retries and a streamed upload: minutes, little memory. */
     fetch: functionSchema({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 2 }),
-    /** A 1M-row CSV takes ~9 s on one core and ~470 MB; 2048 MB buys a full vCPU and headroom, 900 s big backfills. */
+    /**
+     * A 1M-row CSV takes ~7 s and ~200 MB on one vCPU; 2048 MB buys 1.16 vCPUs and headroom, 900 s big backfills.
+     * Below 3,538 MB (two vCPUs' worth) the stack encodes Parquet inline, from there on a worker thread (lib/parse.ts).
+     */
     parse: functionSchema({ timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: 2 }),
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     /** PCI DSS 10.7 keeps audit trails at least a year: 400 days leaves margin (also the access-log expiry). */
@@ -115,7 +118,7 @@ export const environmentSchema = z
       .number()
       .refine((d) => (LOG_RETENTION_DAYS as readonly number[]).includes(d), `must be one of ${LOG_RETENTION_DAYS.join(', ')}`)
       .default(400),
-    /** The freshness alarm fires when no rows were written within a report's window plus this grace. */
+    /** The freshness alarm fires when no load of a report completed within its window plus this grace. */
     freshnessGraceHours: z.number().int().min(1).max(48).default(6),
   })
   .strict()

@@ -9,7 +9,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { parseWindowSize } from '../functions/core/window.js';
-import { MetricName, reportMetric } from './metrics.js';
+import { fetchOutcomeMetric, MetricName, reportMetric } from './metrics.js';
 
 /** A report as the alarms see it: its id and its window ("P1D", "PT6H"). */
 export interface WatchedReport {
@@ -46,8 +46,9 @@ export const windowDuration = (window: string): Duration => {
 
 /**
  * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
- * Failed runs (function errors), dead letters (any message in any dead-letter queue), rejected rows
- * per report, and freshness per report (no rows written within the report's window plus a grace).
+ * Failed runs (function errors), dead letters (any message in any dead-letter queue), and per report:
+ * the gateway refusing the credentials, rejected rows, and freshness (no completed load within the
+ * report's window plus a grace). docs/deploy.md has the table of what each means and what to do.
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
@@ -109,6 +110,20 @@ export class Alarms extends Construct {
     }
 
     for (const report of props.reports) {
+      // The fetch-errors alarm fires too, but says only "failed": this one names the cause, the one failure that
+      // needs a person with the provider's credentials (expired, rotated or revoked) and that no retry fixes.
+      add(`auth-refused-${report.id}`, {
+        alarmName: `${prefix}-auth-refused-${report.id}`,
+        alarmDescription:
+          `Report "${report.id}": the gateway refused the credentials ("not authorised"). Check with the provider that the login ` +
+          'is active and the key current, then put the right value into the Secrets Manager secret; the next run (or a backfill) picks it up.',
+        metric: fetchOutcomeMetric(props.environment, report.id, 'AuthenticationRefused', { period: Duration.minutes(5) }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
       add(`rejected-rows-${report.id}`, {
         alarmName: `${prefix}-rejected-rows-${report.id}`,
         alarmDescription: `Report "${report.id}": rows failed typing and were quarantined under rejected/${report.id}/ with line numbers and reasons.`,
@@ -128,9 +143,11 @@ export class Alarms extends Construct {
       add(`freshness-${report.id}`, {
         alarmName: `${prefix}-no-fresh-data-${report.id}`,
         alarmDescription:
-          `Report "${report.id}": no rows were written in the last ${period.toHours()} h (window ${report.window} + grace). ` +
-          'Check the fetch and parse alarms and logs, the schedule, and whether the gateway returned an empty report.',
-        metric: reportMetric(MetricName.RowsWritten, props.environment, report.id, { period }),
+          `Report "${report.id}": no window was loaded in the last ${period.toHours()} h (window ${report.window} + grace). ` +
+          'Check the fetch and parse alarms and logs, the dead-letter queues, and that the schedule is enabled.',
+        // Completed loads, not rows: a day without sales (header-only report) and a PDF report write no rows
+        // and must not alarm; a load that failed emits nothing and must.
+        metric: reportMetric(MetricName.LoadsCompleted, props.environment, report.id, { period }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         evaluationPeriods: 1,

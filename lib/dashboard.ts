@@ -3,7 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { MetricName, reportMetric } from './metrics.js';
+import { fetchOutcomesSearch, MetricName, reportMetric } from './metrics.js';
 
 export interface DashboardProps {
   readonly environment: string;
@@ -20,8 +20,9 @@ const PERIOD = Duration.hours(1);
 const WIDTH = 12; // two graphs per row (the grid is 24 wide)
 
 /**
- * One CloudWatch dashboard per environment: runs and failures of both functions, rows written and
- * rejected, bytes fetched, durations, load lag per report, and the queues (work and dead letters).
+ * One CloudWatch dashboard per environment: runs and failures of both functions, fetch outcomes and
+ * completed loads, rows written and rejected, bytes fetched, durations, load lag per report, and the
+ * queues (work and dead letters).
  */
 export class PipelineDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -48,6 +49,11 @@ export class PipelineDashboard extends Construct {
     this.dashboard.addWidgets(
       graph('Runs: fetch (invocations, errors)', [fetch.metricInvocations({ period: PERIOD }), fetch.metricErrors({ period: PERIOD })]),
       graph('Runs: parse (invocations, errors)', [parse.metricInvocations({ period: PERIOD }), parse.metricErrors({ period: PERIOD })]),
+    );
+    this.dashboard.addWidgets(
+      // Success, and every error code by name: AuthenticationRefused is the "credentials expired" signal.
+      graph('Fetch outcomes per report (windows)', [fetchOutcomesSearch(env, PERIOD)]),
+      graph('Loads completed per report (windows, CSV or PDF)', perReport(MetricName.LoadsCompleted, cloudwatch.Stats.SUM)),
     );
     this.dashboard.addWidgets(
       graph('Rows written per report', perReport(MetricName.RowsWritten, cloudwatch.Stats.SUM)),

@@ -9,7 +9,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { Credentials } from './credentials.js';
 import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
-import { INLINE_POLICY_REASON, PipelineFunction, projectPath, type LogLevel } from './pipeline-function.js';
+import { LAMBDA_BUNDLES } from './bundling.js';
+import { INLINE_POLICY_REASON, PipelineFunction, type LogLevel } from './pipeline-function.js';
 
 /** What a schedule needs to know of a report definition. */
 export interface ScheduledReport {
@@ -91,7 +92,7 @@ export class Fetch extends Construct {
 
     this.function = new PipelineFunction(this, 'Fetch', {
       environment: props.environment,
-      entry: props.entry ?? projectPath('functions/fetch-report/handler.ts'),
+      entry: props.entry ?? LAMBDA_BUNDLES.fetch.entry,
       description: 'paynet-reports: fetch a report from the gateway into the raw bucket',
       timeout: props.timeout,
       memorySize: props.memorySize,

@@ -7,7 +7,8 @@ import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { grantObjectRead, grantObjectWrite } from './grants.js';
-import { PipelineFunction, projectPath, type LogLevel } from './pipeline-function.js';
+import { LAMBDA_BUNDLES } from './bundling.js';
+import { PipelineFunction, type LogLevel } from './pipeline-function.js';
 
 export interface ParseProps {
   readonly environment: string;
@@ -30,6 +31,25 @@ export interface ParseProps {
 export const MAX_RECEIVE_COUNT = 3;
 /** AWS's guidance for SQS-triggered functions: visibility at least six times the function time-out. */
 export const VISIBILITY_FACTOR = 6;
+
+/** Lambda's CPU share grows with memory: one vCPU's worth of time at 1,769 MB (AWS documentation). */
+export const MB_PER_VCPU = 1769;
+
+/**
+ * Where the parse function encodes Parquet (PARQUET_ENCODER; encoder-thread.ts). The converter's own 'auto'
+ * asks os.availableParallelism(), but a Lambda function below 3,009 MB always sees 2 CPUs while its time is
+ * capped at memory / 1,769 MB of one vCPU: at the default 2,048 MB, 'auto' would pick the worker on 1.16 vCPUs.
+ * That is the wrong choice: the 1M-row benchmark file in a cgroup capped like that (2 CPUs, 116% quota) took
+ * 6.9 s inline and 7.8 s on the worker (the worker adds ~1.5 s of CPU for its second isolate and the
+ * messages, and the cap leaves almost nothing to overlap with), and ~10 MB more memory. With two full
+ * vCPUs (>= 3,538 MB) the worker overlaps encoding with parsing, ~15% less wall time on 2 unshared cores,
+ * so from there the stack asks for it. 2,048 MB inline stays the default: 3,538 MB would cost ~1.5x per file
+ * (1.73x the GB-seconds price for 0.85x the time) to make a nightly batch finish a second sooner.
+ * The worker script ships in the bundle either way (bundling.ts).
+ */
+export function parquetEncoderFor(memoryMb: number): 'worker' | 'inline' {
+  return memoryMb >= 2 * MB_PER_VCPU ? 'worker' : 'inline';
+}
 
 /** Prefixes the function writes under in the curated bucket (DESIGN.md "S3 layout"). */
 const CURATED_PREFIXES = ['tables/', 'rejected/', 'manifests/'];
@@ -76,9 +96,11 @@ export class Parse extends Construct {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
 
+    // A substituted entry (a test's stand-in handler) gets no Parquet worker beside it.
+    const bundle = props.entry ? { entry: props.entry } : LAMBDA_BUNDLES.parse;
     this.function = new PipelineFunction(this, 'Parse', {
       environment: props.environment,
-      entry: props.entry ?? projectPath('functions/parse-report/handler.ts'),
+      ...bundle,
       description: 'paynet-reports: convert a raw report to Parquet in the curated bucket',
       timeout: props.timeout,
       memorySize: props.memorySize,
@@ -87,7 +109,7 @@ export class Parse extends Construct {
       logRetention: props.logRetention,
       logKey: props.key,
       removalPolicy: props.removalPolicy,
-      environmentVariables: { CURATED_BUCKET: props.curatedBucket.bucketName },
+      environmentVariables: { CURATED_BUCKET: props.curatedBucket.bucketName, PARQUET_ENCODER: parquetEncoderFor(props.memorySize) },
     });
     const fn = this.function.function;
     grantObjectRead(fn, props.rawBucket, ['raw/']);

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -7,11 +6,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { LAMBDA_NODE_OPTIONS, nodejsBundling } from './bundling.js';
 import { METRIC_NAMESPACE, SERVICE_NAME } from './metrics.js';
+import { PROJECT_ROOT, projectPath } from './project.js';
 
-/** The repository root: entries, the lockfile and tsconfig.json resolve from here whatever the working directory. */
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const projectPath = (relative: string): string => fileURLToPath(new URL(`../${relative}`, import.meta.url));
+export { PROJECT_ROOT, projectPath };
 
 /** Why each role's CDK-generated inline policy is acceptable (PCI DSS 3.2.1 pack, IAMNoInlinePolicy). */
 export const INLINE_POLICY_REASON =
@@ -25,6 +24,8 @@ export interface PipelineFunctionProps {
   readonly environment: string;
   /** Path of the handler module (exporting `handler`); must exist at synth time. */
   readonly entry: string;
+  /** Modules bundled beside index.mjs with the same settings, by output name (see LambdaBundle in bundling.ts). */
+  readonly extraEntries?: Readonly<Record<string, string>>;
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
@@ -43,8 +44,9 @@ export interface PipelineFunctionProps {
 
 /**
  * A Node.js Lambda function as every function of the pipeline wants it: ARM64, current Node.js runtime,
- * bundled ESM with source maps, JSON logs into its own encrypted log group with a retention, X-Ray,
- * and a role of its own that starts with nothing but writing to that log group.
+ * bundled ESM with source maps (settings in bundling.ts, shared with the bundle tests and benchmark), JSON
+ * logs into its own encrypted log group with a retention, X-Ray, and a role of its own that starts with
+ * nothing but writing to that log group.
  */
 export class PipelineFunction extends Construct {
   readonly function: nodejs.NodejsFunction;
@@ -53,6 +55,9 @@ export class PipelineFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: PipelineFunctionProps) {
     super(scope, id);
+    for (const [name, extra] of Object.entries(props.extraEntries ?? {})) {
+      if (!existsSync(extra)) throw new Error(`Lambda entry ${extra} (bundled beside the handler as ${name}.mjs) does not exist.`);
+    }
     if (!existsSync(props.entry)) {
       throw new Error(
         `Lambda entry ${props.entry} does not exist. Write the handler, or synthesize with a stand-in ` +
@@ -94,33 +99,12 @@ export class PipelineFunction extends Construct {
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
         POWERTOOLS_LOG_LEVEL: props.logLevel,
         PIPELINE_ENVIRONMENT: props.environment,
-        // Stack traces point into the TypeScript sources through the bundled source maps.
-        NODE_OPTIONS: '--enable-source-maps',
+        NODE_OPTIONS: LAMBDA_NODE_OPTIONS,
         ...props.environmentVariables,
       },
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: projectPath('package-lock.json'),
-      bundling: {
-        // ESM: the project is ESM and some dependencies (hyparquet) ship only ESM.
-        format: nodejs.OutputFormat.ESM,
-        // Prefer the ES-module build of dual packages: it tree-shakes.
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies bundled into ESM still call require(): give them one.
-        banner: "import { createRequire as __pipelineCreateRequire } from 'node:module'; const require = __pipelineCreateRequire(import.meta.url);",
-        target: 'node24',
-        minify: true,
-        // Error classes name themselves from their constructor (new.target.name): minifying names would garble them.
-        keepNames: true,
-        sourceMap: true,
-        sourceMapMode: nodejs.SourceMapMode.DEFAULT,
-        sourcesContent: false,
-        // Bundle the lockfile's AWS SDK rather than the runtime's: the version that ran in the tests is the one deployed.
-        bundleAwsSDK: true,
-        externalModules: [],
-        tsconfig: projectPath('tsconfig.json'),
-        logLevel: nodejs.LogLevel.WARNING,
-        forceDockerBundling: false,
-      },
+      bundling: nodejsBundling({ entry: props.entry, extraEntries: props.extraEntries }),
       ...props.asyncInvoke,
     });
 

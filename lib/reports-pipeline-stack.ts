@@ -1,4 +1,4 @@
-import { Annotations, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -131,5 +131,32 @@ export class ReportsPipelineStack extends Stack {
       deadLetterQueues,
       reportIds: reports.map((r) => r.id),
     });
+
+    this.addOutputs();
+  }
+
+  /**
+   * What an operator needs after `cdk deploy` (docs/deploy.md): where to put the secret, which function a
+   * backfill invokes, where the data and the queries are. Shown by the CLI and in the CloudFormation console.
+   */
+  private addOutputs(): void {
+    const outputs: Record<string, { value: string; description: string }> = {
+      FetchFunctionName: {
+        value: this.fetch.function.function.functionName,
+        description: 'The fetch function: `npm run reports -- backfill --deployed --function-name <this>`',
+      },
+      ParseFunctionName: { value: this.parse.function.function.functionName, description: 'The parse function (its logs say why a load failed)' },
+      GatewaySecretArn: { value: this.credentials.secret.secretArn, description: 'Put the gateway credentials JSON here (aws secretsmanager put-secret-value)' },
+      GatewaySecretName: { value: this.credentials.secretName, description: 'The gateway credentials secret, by name' },
+      RawBucketName: { value: this.lake.rawBucket.bucketName, description: 'Raw reports as received (raw/<report>/dt=<date>/...)' },
+      CuratedBucketName: { value: this.lake.curatedBucket.bucketName, description: 'Parquet tables, rejected rows and load manifests' },
+      AthenaResultsBucketName: { value: this.lake.resultsBucket.bucketName, description: 'Athena query results (expire)' },
+      GlueDatabaseName: { value: this.catalog.database.databaseName, description: 'One table per report' },
+      AthenaWorkGroupName: { value: this.catalog.workGroup.ref, description: 'Run queries in this workgroup (it enforces encrypted results and a scan limit)' },
+      AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'Alarms are published here; subscribe more endpoints as needed' },
+      DashboardName: { value: this.dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of this environment' },
+      ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
+    };
+    for (const [id, o] of Object.entries(outputs)) new CfnOutput(this, id, o);
   }
 }

@@ -23,8 +23,14 @@ export const MetricName = {
   RowsWritten: 'RowsWritten',
   /** Rows quarantined to rejected/, per parsed file. */
   RowsRejected: 'RowsRejected',
-  /** Seconds from the window's end to its Parquet file landing: the freshness alarm watches its absence. */
+  /** Seconds from the window's end to its Parquet file landing, per loaded CSV file. */
   LoadLagSeconds: 'LoadLagSeconds',
+  /**
+   * 1 per window whose load completed: a CSV converted (zero rows included: a header-only report is a
+   * genuine day without sales) or a PDF stored unparsed. Never for a failed load. The freshness alarm
+   * watches its absence; rows cannot stand in for it, since both of those loads write none.
+   */
+  LoadsCompleted: 'LoadsCompleted',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -45,6 +51,7 @@ export const MetricUnitOf = {
   RowsWritten: 'Count',
   RowsRejected: 'Count',
   LoadLagSeconds: 'Seconds',
+  LoadsCompleted: 'Count',
 } as const satisfies Record<MetricName, Unit>;
 
 /** "Success", a PipelineError code, or "Unexpected" for anything untyped. */
@@ -83,6 +90,11 @@ export function recordFetch(
   emitMetric(metrics, MetricName.FetchOutcome, 1, { ...dims, outcome: result.outcome });
   if (result.bytes !== undefined) emitMetric(metrics, MetricName.FetchBytes, result.bytes, dims);
   if (result.durationMs !== undefined) emitMetric(metrics, MetricName.FetchDurationMs, result.durationMs, dims);
+}
+
+/** One window's load completed (see MetricName.LoadsCompleted): call once per successful load, CSV or PDF. */
+export function recordLoadCompleted(metrics: Metrics, dims: MetricDimensions): void {
+  emitMetric(metrics, MetricName.LoadsCompleted, 1, dims);
 }
 
 /** One parsed file: rows written and rejected, and how late the window's data landed. */

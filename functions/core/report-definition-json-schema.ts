@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { columnSchema, reportDefinitionSchema } from './report-definition.js';
 
 /**

@@ -1,5 +1,5 @@
 import iconv from 'iconv-lite';
-import { z } from 'zod';
+import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from './body-template.js';
 import { ConfigurationError } from './errors.js';
 import { parseWindowSize } from './window.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from './errors.js';
 
 /** The gateway credentials, as stored in Secrets Manager or a local --secret-file (DESIGN.md "Secret"). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { parseLocalDateTime, type LocalDateTime } from '../core/window.js';
 

@@ -8,7 +8,7 @@ import { isPipelineError } from '../core/errors.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
 import { keysFor, parseRawKey } from '../core/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/window.js';
-import { recordLoad } from '../aws/metrics.js';
+import { recordLoad, recordLoadCompleted } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
 import { openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
@@ -171,6 +171,8 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
       source = { ...source, ...raw.result() };
       const manifest = manifestFor('not-parsed');
       await writeManifest(manifest);
+      // Stored is all a PDF report gets: the window arrived, so the freshness alarm must hear of it.
+      if (deps.metrics) recordLoadCompleted(deps.metrics, dims);
       logger.info('PDF report kept in the raw bucket; it is not parsed', { manifestKey: keys.manifest, ...source });
       return result(manifest);
     }
@@ -199,7 +201,11 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
     const manifest = manifestFor('loaded', { loadLagSeconds });
     await writeManifest(manifest);
-    if (deps.metrics) recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
+    if (deps.metrics) {
+      recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
+      // Zero rows included: a header-only report is a day without sales, not missing data.
+      recordLoadCompleted(deps.metrics, dims);
+    }
     logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
     return result(manifest);
   } catch (error) {

@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigurationError, isPipelineError } from '../core/errors.js';
 import { decodeS3EventKey } from '../core/s3-keys.js';
 import { parseRawObject, type ParseDeps, type ParseResult } from './parse-object.js';

@@ -77,7 +77,7 @@ describe('Alarms', () => {
   it('notifies on alarm and on recovery, every alarm', () => {
     const topic = { Ref: logicalIdOf(stack, alarms.topic) };
     const all = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    assert.equal(all.length, 2 + 3 + 2 * 2);
+    assert.equal(all.length, 2 + 3 + 2 * 3);
     for (const a of all) {
       assert.deepEqual((a.Properties as Cfn).AlarmActions, [topic]);
       assert.deepEqual((a.Properties as Cfn).OKActions, [topic]);
@@ -112,11 +112,27 @@ describe('Alarms', () => {
     assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanThreshold', 0, 'notBreaching']);
   });
 
-  it('alarms when no rows arrive within the window plus grace, missing data breaching', () => {
+  it('alarms when the gateway refuses the credentials, per report, on the fetch outcome the handler emits', () => {
+    for (const report of ['transactions', 'hourly']) {
+      const a = alarmByName(`auth-refused-${report}`);
+      const stat = a.Metrics[0].MetricStat;
+      assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
+      assert.equal(stat.Metric.MetricName, 'FetchOutcome');
+      assert.deepEqual(
+        stat.Metric.Dimensions,
+        [...customMetricDimensions(report), { Name: Dimension.outcome, Value: 'AuthenticationRefused' }].sort((x, y) => x.Name.localeCompare(y.Name)),
+      );
+      assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanOrEqualToThreshold', 1, 'notBreaching']);
+      assert.match(a.AlarmDescription, /Secrets Manager/);
+    }
+  });
+
+  it('alarms when no load completes within the window plus grace, missing data breaching', () => {
     for (const [report, hours] of [['transactions', 30], ['hourly', 12]] as const) {
       const a = alarmByName(`no-fresh-data-${report}`);
       const stat = a.Metrics[0].MetricStat;
-      assert.equal(stat.Metric.MetricName, 'RowsWritten');
+      // Completed loads, not rows: a header-only report (no sales that day) or a PDF writes no rows and is not late.
+      assert.equal(stat.Metric.MetricName, 'LoadsCompleted');
       assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
       assert.equal(stat.Period, hours * 3600);
       assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 'LessThanThreshold', 1, 1, 'breaching']);
@@ -135,13 +151,17 @@ describe('Alarms', () => {
 
 describe('Dashboard', () => {
   const { template } = build();
-  it('shows runs, rows, bytes, durations, lag and dead letters', () => {
+  it('shows runs, fetch outcomes, completed loads, rows, bytes, durations, lag and dead letters', () => {
     const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
     assert.equal((dashboard!.Properties as Cfn).DashboardName, 'paynet-reports-test');
     const body = JSON.stringify((dashboard!.Properties as Cfn).DashboardBody);
-    for (const metric of ['Invocations', 'Errors', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'Duration', 'LoadLagSeconds', 'ApproximateNumberOfMessagesVisible']) {
+    for (const metric of ['Invocations', 'Errors', 'LoadsCompleted', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'Duration', 'LoadLagSeconds', 'ApproximateNumberOfMessagesVisible']) {
       assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     }
+    // Every fetch outcome by name (AuthenticationRefused among them), found by a search rather than listed by hand.
+    const search = /SEARCH\('\{PaynetReports,environment,outcome,report,service\} MetricName=[^ ]*FetchOutcome[^ ]* environment=[^ ]*test[^ ]*', 'Sum', 3600\)/;
+    assert.match(body, search);
+    assert.ok(body.includes("${PROP('Dim.report')} ${PROP('Dim.outcome')}"), 'one legend entry per report and outcome');
     assert.ok(body.includes('transactions') && body.includes('hourly'), 'one line per report');
   });
 });

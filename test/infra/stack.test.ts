@@ -10,7 +10,7 @@ import type { IConstruct } from 'constructs';
 import { loadEnvironments } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
-import { VISIBILITY_FACTOR } from '../../lib/parse.js';
+import { MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
 import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
@@ -125,6 +125,13 @@ describe('ReportsPipelineStack', () => {
       assert.equal(fn.Timeout, production!.parse.timeoutSeconds);
     });
 
+    it('encodes Parquet inline at the default memory size, where the Parquet worker would only cost time', () => {
+      assert.equal(fn.MemorySize, 2048);
+      assert.equal(fn.Environment.Variables.PARQUET_ENCODER, 'inline');
+      assert.equal(parquetEncoderFor(2 * MB_PER_VCPU - 1), 'inline');
+      assert.equal(parquetEncoderFor(2 * MB_PER_VCPU), 'worker');
+    });
+
     it('is fed by ObjectCreated events under raw/ of the raw bucket', () => {
       template.hasResourceProperties('Custom::S3BucketNotifications', {
         BucketName: { Ref: id(prod.stack.lake.rawBucket) },
@@ -139,6 +146,27 @@ describe('ReportsPipelineStack', () => {
         },
       });
     });
+  });
+
+  it('outputs what deploying, filling the secret, backfilling and querying need', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: Cfn }>;
+    assert.deepEqual(Object.keys(outputs).sort(), [
+      'AlarmTopicArn',
+      'AthenaResultsBucketName',
+      'AthenaWorkGroupName',
+      'CuratedBucketName',
+      'DashboardName',
+      'FetchFunctionName',
+      'GatewaySecretArn',
+      'GatewaySecretName',
+      'GlueDatabaseName',
+      'ParseFunctionName',
+      'RawBucketName',
+      'ScheduleGroupName',
+    ]);
+    assert.deepEqual(outputs.FetchFunctionName!.Value, { Ref: id(prod.stack.fetch.function.function) });
+    assert.deepEqual(outputs.RawBucketName!.Value, { Ref: id(prod.stack.lake.rawBucket) });
+    assert.equal(outputs.GatewaySecretName!.Value, production!.secret.name);
   });
 
   describe('queues', () => {
