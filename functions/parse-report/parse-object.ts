@@ -11,7 +11,7 @@ import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type Local
 import { recordLoad, recordLoadCompleted } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
-import { openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { currentVersionId, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
 import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
 
 /**
@@ -49,7 +49,7 @@ export interface RawObjectRef {
 }
 
 export type ParseResult =
-  | { outcome: 'ignored'; key: string; reason: string }
+  | { outcome: 'ignored' | 'superseded'; key: string; reason: string }
   | {
       outcome: LoadManifest['outcome'];
       key: string;
@@ -91,6 +91,21 @@ function digesting(body: Readable) {
     return { bytes, sha256 };
   };
   return { stream: stream(), result };
+}
+
+/**
+ * A sink whose end() is only noted: the caller commits it later, after checking the load is still wanted.
+ * For the rejects file, which the converter ends as soon as the input is read.
+ */
+function deferringEnd(sink: CommittingSink) {
+  let ended = false;
+  return {
+    sink: { write: (b: Uint8Array) => sink.write(b), end: async () => void (ended = true), abort: (e: Error) => sink.abort(e) },
+    commit: async () => {
+      if (ended && !sink.stored) await sink.end();
+    },
+    abort: (e: Error) => sink.abort(e),
+  };
 }
 
 const ref = (s: StoredObject): StoredRef => ({
@@ -153,7 +168,27 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     ...(error === undefined ? {} : { error }),
   });
 
+  /**
+   * S3 events can arrive late or twice, and two parses of one window can race (a re-fetch while the first
+   * file is still parsing). The raw key is versioned: only the parse of its current version may write the
+   * window's table, or an older report could replace a newer one. Checked before reading and again before
+   * committing; without versions (the local lake) there is nothing to compare.
+   */
+  const superseded = async (): Promise<boolean> => {
+    if (!object.versionId) return false;
+    const current = await currentVersionId({ client: deps.s3, bucket: object.bucket, key: object.key });
+    return current !== undefined && current !== object.versionId;
+  };
+  const skipSuperseded = (): ParseResult => {
+    logger.info('A newer version of the raw file exists: its own event loads the window; this one is skipped', {
+      versionId: object.versionId,
+    });
+    return { outcome: 'superseded', key: object.key, reason: `version ${object.versionId} is no longer the current one` };
+  };
+  let deferredRejects: ReturnType<typeof deferringEnd> | undefined;
+
   try {
+    if (await superseded()) return skipSuperseded();
     const opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
     source = {
       ...source,
@@ -190,14 +225,30 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     // Written on every run that reads the file through (header-only when nothing was rejected), so a re-run
     // never leaves an older run's rejects beside a table that no longer lacks them.
     rejects = sink(keys.rejected, REJECTS_CONTENT_TYPE);
+    deferredRejects = deferringEnd(rejects);
     try {
-      conversion = await convertCsvToParquet({ ...deps.convert, input: raw.stream, output: table, rejects, report });
+      conversion = await convertCsvToParquet({
+        ...deps.convert,
+        input: raw.stream,
+        output: table,
+        rejects: deferredRejects.sink,
+        report,
+        finishOutput: false,
+      });
     } catch (e) {
       conversion = manifestOf(e);
       throw e;
     } finally {
       source = { ...source, ...raw.result() };
     }
+    if (await superseded()) {
+      const reason = new Error('superseded by a newer version of the raw file');
+      await Promise.all([table.abort(reason), deferredRejects.abort(reason)]);
+      return skipSuperseded();
+    }
+    // Rejects first: if they cannot be stored, the table must not be published without them.
+    await deferredRejects.commit();
+    await table.end();
     const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
     const manifest = manifestFor('loaded', { loadLagSeconds });
     await writeManifest(manifest);
@@ -211,10 +262,23 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
   } catch (error) {
     const code = isPipelineError(error) ? error.code : 'Unexpected';
     const message = redactText(error instanceof Error ? error.message : String(error));
+    // Too many rejected rows: the table is not written, but the rejects file lists what to fix.
+    if (conversion && deferredRejects) {
+      try {
+        if (!(await superseded())) await deferredRejects.commit();
+      } catch (rejectsError) {
+        logger.error('Could not store the rejected rows', { error: rejectsError });
+      }
+    }
     const manifest = manifestFor('failed', { error: { code, message, retryable: isPipelineError(error) ? error.retryable : true } });
     // Rows are known when the whole file was read (too many rejects): the rejected-rows alarm should see them.
     if (deps.metrics && conversion) recordLoad(deps.metrics, dims, { rowsWritten: 0, rowsRejected: conversion.rowsRejected });
-    logger.error('Load failed: nothing was written to the table', { code, error, rows: manifest.rows });
+    logger.error(
+      table?.stored
+        ? 'Load failed after the table was written (storing the manifest failed); the retry loads the window again'
+        : 'Load failed: nothing was written to the table',
+      { code, error, rows: manifest.rows },
+    );
     try {
       await writeManifest(manifest);
     } catch (manifestError) {
