@@ -248,7 +248,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 
       const result = parsed.get(fetched.key);
       const fetchedPart = { fetched, bytes: fetched.bytes };
-      if (!result || result.outcome === 'ignored' || result.outcome === 'superseded') {
+      if (!result || !('manifest' in result)) {
         const error = parseErrors.get(fetched.key) ?? new Error(`No parse result for ${fetched.key}: the ObjectCreated event did not reach the parse step.`);
         return outcome({ status: 'failed', ...fetchedPart, error: errorInfo('parse', error) });
       }
