@@ -1,4 +1,4 @@
-import { ConfigurationError, isPipelineError } from '../functions/core/errors.js';
+import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../functions/core/errors.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import {
   formatLocalDateTime,
@@ -49,9 +49,7 @@ export interface BackfillSummary {
  * are the deployed mode's: the function does not exist, or the caller may not invoke it.
  */
 export const STOP_CODES: ReadonlySet<string> = new Set([
-  'AuthenticationRefused',
-  'ConfigurationError',
-  'InsecureEndpoint',
+  ...RUN_STOPPING_CODES,
   'ResourceNotFoundException',
   'AccessDeniedException',
   'UnrecognizedClientException',

@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
-import { ConfigurationError } from '../functions/core/errors.js';
+import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
 import { windowsForRun } from './cli/dates.js';
 import { QueryFailed } from './lake-query.js';
@@ -83,7 +83,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     );
     print('');
     print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms`);
-    for (const window of windows) {
+    for (const [i, window] of windows.entries()) {
       const o = await pipeline.runWindow(window);
       outcomes.push(o);
       const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
@@ -92,6 +92,10 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
           `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}`,
       );
       if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
+      if (o.error && RUN_STOPPING_CODES.has(o.error.code as ErrorCode) && i < windows.length - 1) {
+        print(`      the ${windows.length - 1 - i} later window(s) were not tried: every one would fail the same way`);
+        break;
+      }
     }
 
     print('');

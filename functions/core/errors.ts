@@ -156,4 +156,11 @@ export class MalformedReport extends PipelineError {
   }
 }
 
+/**
+ * Failures every window of a run would repeat (the same credentials, endpoint or configuration): a run stops
+ * at the first instead of trying the rest, because a refused login repeated for many windows risks the
+ * merchant account being locked.
+ */
+export const RUN_STOPPING_CODES: ReadonlySet<ErrorCode> = new Set(['AuthenticationRefused', 'ConfigurationError', 'InsecureEndpoint']);
+
 export const isPipelineError = (e: unknown): e is PipelineError => e instanceof PipelineError;

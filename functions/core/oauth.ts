@@ -32,8 +32,11 @@ export interface OAuthParams {
 
 const NONCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** A crypto-random alphanumeric nonce (32 characters: well above the 11 the provider's tools use). */
-export function makeNonce(length = 32): string {
+/**
+ * A crypto-random alphanumeric nonce: 24 characters (about 143 bits). Above the 11 the provider's tools use,
+ * and inside the 20 to 30 that common server-side OAuth libraries (oauthlib's default validator) accept.
+ */
+export function makeNonce(length = 24): string {
   let out = '';
   for (let i = 0; i < length; i++) out += NONCE_ALPHABET[randomInt(NONCE_ALPHABET.length)];
   return out;

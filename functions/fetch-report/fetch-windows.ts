@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { isPipelineError, type ErrorCode } from '../core/errors.js';
+import { isPipelineError, RUN_STOPPING_CODES } from '../core/errors.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
 import type { GatewaySecret } from '../core/secret.js';
 import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
@@ -37,9 +37,6 @@ export interface FetchRunResult {
   /** Newest first, as fetched. */
   windows: FetchedWindow[];
 }
-
-/** Errors that would fail every window the same way: stop instead of trying the rest. */
-const RUN_LEVEL: ReadonlySet<ErrorCode> = new Set(['AuthenticationRefused', 'ConfigurationError', 'InsecureEndpoint']);
 
 const codeOf = (e: unknown): FetchOutcome => (isPipelineError(e) ? e.code : 'Unexpected');
 
@@ -106,7 +103,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
       failures.push({ window: label, code, error });
       logger.error('Window failed', { code, error });
       if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: code });
-      if (isPipelineError(error) && RUN_LEVEL.has(error.code)) {
+      if (isPipelineError(error) && RUN_STOPPING_CODES.has(error.code)) {
         const skipped = labels.slice(i + 1);
         if (skipped.length) runLogger.warn(`${code}: the remaining windows were not tried`, { skipped });
         throw error;
