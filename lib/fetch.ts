@@ -1,7 +1,6 @@
 import { CfnElement, Duration, RemovalPolicy, Stack, TimeZone, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
@@ -10,7 +9,7 @@ import { Construct } from 'constructs';
 import type { Credentials } from './credentials.js';
 import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
-import { INLINE_POLICY_REASON, PipelineFunction, type LogLevel } from './pipeline-function.js';
+import { INLINE_POLICY_REASON, PipelineFunction, type FunctionSettings } from './pipeline-function.js';
 
 /** What a schedule needs to know of a report definition. */
 export interface ScheduledReport {
@@ -21,8 +20,7 @@ export interface ScheduledReport {
   readonly timeZone: string;
 }
 
-export interface FetchProps {
-  readonly environment: string;
+export interface FetchProps extends FunctionSettings {
   readonly reports: readonly ScheduledReport[];
   /** Full https URL of the gateway's rpt-engine endpoint (ENDPOINT_URL). */
   readonly endpointUrl: string;
@@ -31,12 +29,6 @@ export interface FetchProps {
   /** Encrypts the dead-letter queues and the log group. */
   readonly key: kms.IKey;
   readonly schedulesEnabled: boolean;
-  readonly timeout: Duration;
-  readonly memorySize: number;
-  readonly reservedConcurrency?: number;
-  readonly logLevel: LogLevel;
-  readonly logRetention: logs.RetentionDays;
-  readonly removalPolicy: RemovalPolicy;
   /** Handler module; defaults to functions/fetch-report/handler.ts. */
   readonly entry?: string;
 }

@@ -1,28 +1,20 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
-import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
-import { PipelineFunction, type LogLevel } from './pipeline-function.js';
+import { PipelineFunction, type FunctionSettings } from './pipeline-function.js';
 
-export interface ParseProps {
-  readonly environment: string;
+export interface ParseProps extends FunctionSettings {
   /** Its ObjectCreated events under raw/ feed the queue. */
   readonly rawBucket: s3.IBucket;
   readonly curatedBucket: s3.IBucket;
   /** Encrypts the log group. */
   readonly key: kms.IKey;
-  readonly timeout: Duration;
-  readonly memorySize: number;
-  readonly reservedConcurrency?: number;
-  readonly logLevel: LogLevel;
-  readonly logRetention: logs.RetentionDays;
-  readonly removalPolicy: RemovalPolicy;
   /** Handler module; defaults to functions/parse-report/handler.ts. */
   readonly entry?: string;
 }

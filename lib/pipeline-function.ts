@@ -20,22 +20,26 @@ export const INLINE_POLICY_REASON =
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 
-export interface PipelineFunctionProps {
+/** What an environment's configuration sets for each function (config/environments.ts). */
+export interface FunctionSettings {
   readonly environment: string;
-  /** Path of the handler module (exporting `handler`); must exist at synth time. */
-  readonly entry: string;
-  /** Modules bundled beside index.mjs with the same settings, by output name (see LambdaBundle in bundling.ts). */
-  readonly extraEntries?: Readonly<Record<string, string>>;
-  readonly description: string;
   readonly timeout: Duration;
   readonly memorySize: number;
   /** undefined: no reservation. */
   readonly reservedConcurrency?: number;
   readonly logLevel: LogLevel;
   readonly logRetention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+export interface PipelineFunctionProps extends FunctionSettings {
+  /** Path of the handler module (exporting `handler`); must exist at synth time. */
+  readonly entry: string;
+  /** Modules bundled beside index.mjs with the same settings, by output name (see LambdaBundle in bundling.ts). */
+  readonly extraEntries?: Readonly<Record<string, string>>;
+  readonly description: string;
   /** Encrypts the log group. */
   readonly logKey: kms.IKey;
-  readonly removalPolicy: RemovalPolicy;
   /** Function-specific variables, added to the Powertools and Node.js ones. */
   readonly environmentVariables: Record<string, string>;
   /** Settings for asynchronous invocations (the scheduler invokes the fetch function asynchronously). */

@@ -136,7 +136,8 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   let doomed = false;
 
   const ship = (endOfGroup: boolean) => {
-    const batch = builder.take();
+    // A worker gets a copy at once (postMessage), so the batch may be views of the builder's buffers.
+    const batch = builder.take(encoder?.mode === 'worker');
     if (!doomed) encoder?.add(batch, endOfGroup);
     if (endOfGroup) {
       groupRows = 0;

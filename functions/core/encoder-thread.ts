@@ -5,14 +5,15 @@ import { Worker } from 'node:worker_threads';
 import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
 import type { FromWorker, ToWorker } from './parquet-worker.js';
-import { transferablesOf, type RowBatch } from './row-group-buffer.js';
+import type { RowBatch } from './row-group-buffer.js';
 
 /**
  * Where Parquet encoding runs.
  *
  * - 'worker': a worker_threads worker encodes while this thread parses and types the CSV. On the
  *   benchmark (2 cores) parsing and encoding take about the same time, so this nearly halves the wall
- *   time. Batches cross as transferable typed arrays and one string per column (no per-value copies).
+ *   time. Batches cross as typed arrays and one string per column (no per-value copies), copied by
+ *   structured clone rather than transferred (see row-group-buffer.ts).
  * - 'inline': encoding runs on this thread between input chunks. No second thread, no second heap
  *   (~15 MB less memory), slower by the encoding time. Right for 1 vCPU (Lambda below 1,769 MB).
  * - 'auto' (default): the worker when there are two or more CPUs and the worker script can be found;
@@ -142,7 +143,8 @@ class WorkerEncoder implements EncoderHandle {
   add(batch: RowBatch, endOfGroup: boolean): void {
     if (this.failure || this.aborted) return;
     const message: ToWorker = { t: 'batch', batch, end: endOfGroup };
-    this.worker.postMessage(message, transferablesOf(batch));
+    // Copied, never transferred: see row-group-buffer.ts on why no ArrayBuffer is ever detached here.
+    this.worker.postMessage(message);
     if (endOfGroup) this.inFlight++;
   }
 

@@ -18,8 +18,10 @@ export type FromWorker =
 const port = parentPort;
 if (!port) throw new Error('parquet-worker.ts runs as a worker thread (encoder-thread.ts starts it)');
 
-const post = (m: FromWorker, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
-const encoder = new RowGroupEncoder(workerData as EncoderSettings, (bytes) => post({ t: 'bytes', bytes }, [bytes.buffer as ArrayBuffer]));
+// Nothing is transferred (copied instead): detaching an ArrayBuffer slows every typed-array access of the
+// isolate from then on, hyparquet-writer's included (see row-group-buffer.ts).
+const post = (m: FromWorker) => port.postMessage(m);
+const encoder = new RowGroupEncoder(workerData as EncoderSettings, (bytes) => post({ t: 'bytes', bytes }));
 let group: RowBatch[] = [];
 let queue = Promise.resolve();
 let failed = false;

@@ -271,18 +271,23 @@ export class RowBatchBuilder {
     this.hi[c]![row * 2 + 1] = Math.floor(v / TWO_32);
   }
 
-  /** Hands over the current batch (its buffers may then be transferred) and starts a new one. */
-  take(): RowBatch {
+  /**
+   * Hands over the current batch and starts a new one. With `copiedNow` the caller copies the batch
+   * before the next add() (postMessage's structured clone does), so its typed arrays may be views of
+   * the builder's reused buffers; otherwise (the inline encoder keeps batches until the row group
+   * closes) they are copies that the batch owns.
+   */
+  take(copiedNow = false): RowBatch {
     const rows = this.rows;
+    const cut = copiedNow ? <T extends Int32Array | BigInt64Array | Uint8Array>(a: T) => a.subarray(0, rows) as T : <T extends Int32Array | BigInt64Array | Uint8Array>(a: T) => a.slice(0, rows) as T;
     const columns: WireColumn[] = [];
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
-      // slice, not subarray: the batch must own exactly its rows' memory to be transferred cheaply
-      const nulls = this.nullable[c] ? this.nulls[c]!.slice(0, rows) : undefined;
-      if (kind === STRING && this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: this.lengths[c]!.slice(0, rows) });
-      else if (kind === STRING) columns.push({ kind: 'string', text: this.pieces[c]!.join(''), lengths: this.lengths[c]!.slice(0, rows) });
-      else if (kind === DATE) columns.push({ kind: 'int32', values: this.i32[c]!.slice(0, rows), ...(nulls ? { nulls } : {}) });
-      else columns.push({ kind: 'int64', values: this.i64[c]!.slice(0, rows), ...(nulls ? { nulls } : {}) });
+      const nulls = this.nullable[c] && kind !== STRING ? cut(this.nulls[c]!) : undefined;
+      if (kind === STRING && this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: cut(this.lengths[c]!) });
+      else if (kind === STRING) columns.push({ kind: 'string', text: this.pieces[c]!.join(''), lengths: cut(this.lengths[c]!) });
+      else if (kind === DATE) columns.push({ kind: 'int32', values: cut(this.i32[c]!), ...(nulls ? { nulls } : {}) });
+      else columns.push({ kind: 'int64', values: cut(this.i64[c]!), ...(nulls ? { nulls } : {}) });
     }
     this.rows = 0;
     this.text = 0;
@@ -313,8 +318,3 @@ export class RowBatchBuilder {
   }
 }
 
-/** The typed arrays of a batch, for postMessage's transfer list. */
-export const transferablesOf = (batch: RowBatch): ArrayBuffer[] =>
-  batch.columns.flatMap((c) =>
-    c.kind === 'string' ? [c.lengths.buffer] : c.kind === 'dict' ? [c.codes.buffer] : c.nulls ? [c.values.buffer, c.nulls.buffer] : [c.values.buffer],
-  ) as ArrayBuffer[];
