@@ -18,8 +18,7 @@ import {
  *
  * Why this shape (measured on the 1M-row benchmark, see bench/):
  * - Numbers go straight into typed arrays (BigInt64Array for bigint, decimal and timestamp;
- *   Int32Array for date): 8 or 4 bytes a value, no garbage, and the buffers are transferable to a
- *   worker without a copy. A value that fits a double exactly (the common case) is written as two
+ *   Int32Array for date): 8 or 4 bytes a value, no garbage, reused from batch to batch. A value that fits a double exactly (the common case) is written as two
  *   32-bit halves through views of the same memory, so no BigInt is created; only values beyond 2^53
  *   take the BigInt path.
  * - Each string column of a batch crosses as one joined string plus an Int32Array of lengths. Handing
@@ -32,6 +31,13 @@ import {
  *   more than DICT_LIMIT distinct values in a batch turns into joined text for the rest of the run.
  * - Batches are small (BATCH_ROWS, or ~1 MiB of text), so memory on this side stays flat whatever the
  *   row-group size.
+ * - Batches cross to the worker by copy (structured clone, a memcpy per array), never by transfer.
+ *   Transferring detaches the ArrayBuffers, and the first detach in an isolate invalidates V8's
+ *   "array buffer detaching" protector: from then on every optimized typed-array access in that
+ *   isolate checks for detachment, csv-parse's byte-by-byte reading of its input Buffer included. On
+ *   the benchmark transferring cost ~0.8 s of main-thread CPU (about 20% of the parse); copying ~0.1 s.
+ *   The worker posts its Parquet bytes back by copy for the same reason (hyparquet-writer is all
+ *   typed arrays). Since the copy is made at once, take(true) hands out views of the reused buffers.
  */
 
 export type WireColumn =
@@ -40,7 +46,7 @@ export type WireColumn =
   | { kind: 'int64'; values: BigInt64Array; nulls?: Uint8Array }
   | { kind: 'int32'; values: Int32Array; nulls?: Uint8Array };
 
-/** A batch of typed rows: what crosses to the encoder (structured-clone safe; typed arrays transferable). */
+/** A batch of typed rows: what crosses to the encoder (structured-clone safe; copied, not transferred). */
 export interface RowBatch {
   rows: number;
   columns: WireColumn[];
