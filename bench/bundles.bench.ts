@@ -140,7 +140,7 @@ export async function runBundlesBench(options: { loadRuns?: number } = {}): Prom
     console.log('\nlargest contributors to index.mjs:');
     for (const name of names) console.log(`  ${pad(name, 6)}${largestContributors(built[name].outputs['index.mjs']!.metafile, 8)}`);
 
-    console.log('\nreference, the AWS SDK left to the Lambda runtime instead of bundled (not what the stack does; see docs/deploy.md):');
+    console.log('\nreference, the AWS SDK left to the Lambda runtime instead of bundled (not what the stack does; see README, "What `cdk deploy` uploads"):');
     for (const name of names) console.log(`  ${pad(name, 6)}index.mjs would be ${kib(await sizeWithRuntimeSdk(LAMBDA_BUNDLES[name].entry))}`);
     console.log(`  the runtime's SDK is CommonJS: require() of the S3 and Secrets Manager clients from node_modules takes ${median(sdk).toFixed(1)} ms (median of ${runs}) on top`);
     return allPass;

@@ -10,7 +10,7 @@ const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();
 
-const positiveInt = (v: string) => {
+const wholeNumber = (v: string) => {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number');
   return n;
@@ -34,18 +34,18 @@ program
 program
   .command('simulator')
   .description('run the gateway simulator on 127.0.0.1 until Ctrl-C; prints its URL and test credentials')
-  .option('--port <n>', 'port (0: any free port)', positiveInt, 0)
+  .option('--port <n>', 'port (0: any free port)', wholeNumber, 0)
   .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
   .option('--secrets-dir <dir>', 'where hmac.json, rsa.json and rsa-public.pem are written', '.simulator')
-  .option('--rows-per-day <n>', 'rows in a one-day report', positiveInt)
+  .option('--rows-per-day <n>', 'rows in a one-day report', wholeNumber)
   .addOption(
     new Option('--fault <mode>', 'answer every request with a fault').choices([
       'slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift',
     ]),
   )
-  .option('--times <n>', 'apply the fault to the first n requests only', positiveInt)
-  .option('--delay-ms <n>', 'delay of the slow fault', positiveInt)
-  .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', positiveInt)
+  .option('--times <n>', 'apply the fault to the first n requests only', wholeNumber)
+  .option('--delay-ms <n>', 'delay of the slow fault', wholeNumber)
+  .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', wholeNumber)
   .action(async (opts) => {
     const { runStandaloneSimulator } = await import('../local/simulator/index.js');
     await runStandaloneSimulator({
@@ -66,29 +66,12 @@ program
   .requiredOption('--secret-file <file>', 'the gateway secret JSON')
   .option('--report <id>', 'report definition id', 'transactions')
   .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
-  .option('--body-signing <rule>', 'how the JSON body enters the base string: excluded | asFormParameters', 'excluded')
+  .addOption(
+    new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
+  )
   .action(async (opts) => {
-    const [{ loadCatalog }, { renderBody }, { describeRequest }, { readSecretFile }, { windowsForRun }, { parseWindowSize, windowAt, parseLocalDateTime }] =
-      await Promise.all([
-        import('../config/reports/index.js'),
-        import('../functions/core/body-template.js'),
-        import('../functions/core/gateway-request.js'),
-        import('../local/secret-file.js'),
-        import('../local/cli/dates.js'),
-        import('../functions/core/window.js'),
-      ]);
-    const report = loadCatalog().get(opts.report);
-    const window = opts.from
-      ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window))
-      : windowsForRun(report)[0]!;
-    const secret = await readSecretFile(opts.secretFile);
-    const described = describeRequest({
-      endpointUrl: opts.gatewayUrl,
-      secret,
-      body: renderBody(report.bodyTemplate, window),
-      bodySigning: opts.bodySigning,
-    });
-    // The signature is valid for this nonce and timestamp only; it still goes to stdout alone, never to a log.
+    const { signReportRequest } = await import('../local/cli/sign.js');
+    const described = await signReportRequest(opts);
     console.error('The lines below hold a signature valid for one request (its nonce) within minutes (its timestamp).');
     console.log(`Authorization: ${described.authorization}`);
     console.log('');
@@ -146,7 +129,7 @@ program
   .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
-  .option('--concurrency <n>', 'windows in flight at once (2 matches the fetch function\'s reserved concurrency)', positiveInt, 2)
+  .option('--concurrency <n>', 'windows in flight at once (2 matches the fetch function\'s reserved concurrency)', wholeNumber, 2)
   .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
   .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
   .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')

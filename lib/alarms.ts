@@ -48,7 +48,7 @@ export const windowDuration = (window: string): Duration => {
  * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
  * Failed runs (function errors), dead letters (any message in any dead-letter queue), and per report:
  * the gateway refusing the credentials, rejected rows, and freshness (no completed load within the
- * report's window plus a grace). docs/deploy.md has the table of what each means and what to do.
+ * report's window plus a grace). The README ("Alarms: what each means, what to do") has the table of what each means and what to do.
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;

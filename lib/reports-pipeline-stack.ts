@@ -136,7 +136,7 @@ export class ReportsPipelineStack extends Stack {
   }
 
   /**
-   * What an operator needs after `cdk deploy` (docs/deploy.md): where to put the secret, which function a
+   * What an operator needs after `cdk deploy` (README, "Deploy"): where to put the secret, which function a
    * backfill invokes, where the data and the queries are. Shown by the CLI and in the CloudFormation console.
    */
   private addOutputs(): void {

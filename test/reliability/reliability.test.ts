@@ -12,7 +12,7 @@ import { closeWorld, counts, getWorld, it } from './harness.js';
  * The reliability and security suite (issue 6): what users get under every fault and bad input we can
  * foresee, on the real local chain (simulator fault modes, s3rver, the two Lambda handlers). One process on
  * purpose: one lake and one set of credentials shared by every case, and one leak guard that sees everything
- * the whole suite prints, throws and stores, scanned by the last case below. docs/faults.md is the table of
+ * the whole suite prints, throws and stores, scanned by the last case below. The README ("Faults and bad input") is the table of
  * these cases for users.
  */
 

@@ -1,0 +1,28 @@
+import { loadCatalog } from '../../config/reports/index.js';
+import { renderBody } from '../../functions/core/body-template.js';
+import { describeRequest, type DescribedRequest } from '../../functions/core/gateway-request.js';
+import type { BodySigningRule } from '../../functions/core/oauth.js';
+import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { readSecretFile } from '../secret-file.js';
+import { windowsForRun } from './dates.js';
+
+export interface SignOptions {
+  gatewayUrl: string;
+  secretFile: string;
+  report: string;
+  /** Window start; default: the last complete window, as a scheduled run would fetch. */
+  from?: string;
+  bodySigning?: BodySigningRule;
+}
+
+/**
+ * `reports sign`: the exact request a run would send for one window, signed now, as an Authorization header
+ * and a curl command, for reproducing a call with the provider's support. It holds a live signature (one
+ * nonce, valid for minutes): printed to stdout for the user, never logged.
+ */
+export async function signReportRequest(opts: SignOptions): Promise<DescribedRequest> {
+  const report = loadCatalog().get(opts.report);
+  const window = opts.from ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window)) : windowsForRun(report)[0]!;
+  const secret = await readSecretFile(opts.secretFile);
+  return describeRequest({ endpointUrl: opts.gatewayUrl, secret, body: renderBody(report.bodyTemplate, window), bodySigning: opts.bodySigning });
+}
