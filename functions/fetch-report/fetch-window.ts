@@ -26,6 +26,8 @@ export interface FetchWindowDeps {
   /** Multipart part size of the raw upload (default: uploadStream's 8 MiB). */
   partSizeBytes?: number;
   now?: () => Date;
+  /** Aborts the gateway call and the upload with its reason (the handler's deadline, deadline.ts). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function fetchWindow(
     endpointUrl: deps.endpointUrl,
     secret,
     body: renderBody(report.bodyTemplate, window),
+    signal: deps.signal,
     onEvent: (event) => logGatewayEvent(logger, event),
   });
   const key = rawKey(report.id, window, answer.fileExtension);

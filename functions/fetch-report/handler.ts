@@ -5,6 +5,7 @@ import type { ReportCatalog } from '../core/report-catalog.js';
 import { functionS3Client, requiredEnv } from '../aws/env.js';
 import { logger, metrics } from '../aws/powertools.js';
 import { getGatewaySecret } from '../aws/secrets.js';
+import { deadlineBefore } from './deadline.js';
 import { parseFetchEvent } from './fetch-event.js';
 import { fetchWindows, type FetchRunResult } from './fetch-windows.js';
 
@@ -24,6 +25,7 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
   if (context) logger.addContext(context);
   // The Lambda request id ties the raw objects' metadata to this invocation's log lines.
   const runId = context?.awsRequestId ?? randomUUID();
+  const deadline = context ? deadlineBefore(context.getRemainingTimeInMillis()) : undefined;
   try {
     const request = parseFetchEvent(event);
     const secretName = requiredEnv('SECRET_NAME');
@@ -39,6 +41,7 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
         loadSecret: () => getGatewaySecret(secretName),
         logger,
         metrics,
+        signal: deadline?.signal,
       },
       runId,
     );
@@ -46,5 +49,7 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
     // fetchWindows logged each window's failure with its window; this line is the invocation's verdict.
     logger.error('Fetch run failed', { runId, error });
     throw error;
+  } finally {
+    deadline?.clear();
   }
 };

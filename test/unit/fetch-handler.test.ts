@@ -249,6 +249,28 @@ describe('fetch-report handler', () => {
     });
   });
 
+  it('stops a gateway call that would outlive the function: GatewayUnavailable, every window named, nothing stored', async () => {
+    const slow = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'slow', delayMs: 5_000 } });
+    const endpoint = process.env.ENDPOINT_URL;
+    process.env.ENDPOINT_URL = slow.url;
+    try {
+      useSecret(slow.credentials.hmac);
+      // 15.3 s left: the deadline (15 s before the end) fires 300 ms in, long before the slow answer.
+      const context = { ...lambdaContext('req-deadline'), getRemainingTimeInMillis: () => 15_300 };
+      const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), context));
+      assert.ok(run.error instanceof WindowFetchFailures, String(run.error));
+      assert.equal(run.error.errors.length, 2);
+      for (const e of run.error.errors) {
+        assert.ok(e instanceof GatewayUnavailable);
+        assert.match(e.message, /time-out was 15 s away/);
+      }
+      assert.deepEqual(await rawKeys(), []);
+    } finally {
+      process.env.ENDPOINT_URL = endpoint;
+      await slow.close();
+    }
+  });
+
   it('says which environment variable is missing', async () => {
     const bucket = process.env.RAW_BUCKET;
     delete process.env.RAW_BUCKET;
