@@ -7,6 +7,6 @@ SELECT
   count(*) AS transactions,
   sum(amount) AS total_amount
 FROM transactions
-WHERE dt >= cast(current_date - INTERVAL '31' DAY AS varchar)
+WHERE dt >= cast(cast(current_date - INTERVAL '31' DAY AS date) AS varchar)  -- the inner cast: DuckDB's date minus interval is a timestamp
 GROUP BY dt, currency, transaction_type
 ORDER BY dt DESC, currency, transaction_type

@@ -10,7 +10,7 @@ SELECT
   currency,
   order_description
 FROM transactions
-WHERE dt >= cast(current_date - INTERVAL '31' DAY AS varchar)
+WHERE dt >= cast(cast(current_date - INTERVAL '31' DAY AS date) AS varchar)  -- the inner cast: DuckDB's date minus interval is a timestamp
   AND (
     amount < 0
     OR upper(transaction_type) IN ('REFUND', 'CHARGEBACK', 'REVERSAL')
