@@ -108,7 +108,7 @@ export class Fetch extends Construct {
     });
     const fn = this.function.function;
     props.credentials.grantRead(fn);
-    grantObjectWrite(fn, props.rawBucket, [RAW_PREFIX]);
+    grantObjectWrite(fn, props.rawBucket, [RAW_PREFIX], { tagging: true });
 
     this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
       scheduleGroupName: `paynet-reports-${props.environment}`,

@@ -47,11 +47,18 @@ export function grantObjectRead(grantee: iam.IGrantable, bucket: s3.IBucket, pre
 /**
  * PutObject (single or multipart: lib-storage streams) and AbortMultipartUpload under the prefixes.
  * SSE-KMS multipart uploads need kms:GenerateDataKey for each part and kms:Decrypt to complete.
+ * `tagging`: also tag the objects written (the fetch function tags each raw file with its SHA-256, known
+ * only after the last byte; the Version form because the raw bucket is versioned).
  */
-export function grantObjectWrite(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: readonly string[]): void {
+export function grantObjectWrite(
+  grantee: iam.IGrantable,
+  bucket: s3.IBucket,
+  prefixes: readonly string[],
+  options: { tagging?: boolean } = {},
+): void {
   iam.Grant.addToPrincipal({
     grantee,
-    actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+    actions: ['s3:PutObject', 's3:AbortMultipartUpload', ...(options.tagging ? ['s3:PutObjectTagging', 's3:PutObjectVersionTagging'] : [])],
     resourceArns: prefixes.map((p) => bucket.arnForObjects(`${p}*`)),
   });
   keyOf(bucket).grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, HeadObjectCommand, NoSuchKey, PutObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, NoSuchKey, PutObjectCommand, PutObjectTaggingCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 
 export { MultipartSink, type MultipartSinkOptions } from './multipart-sink.js';
@@ -186,6 +186,27 @@ export async function currentVersionId(input: { client: S3Client; bucket: string
     if (e instanceof S3ServiceException && (e.name === 'NotFound' || e.name === 'NoSuchKey')) return undefined;
     throw e;
   }
+}
+
+/**
+ * Sets an object's tags. Unlike metadata, tags can be added after the upload without a copy, so without a
+ * new version and a second ObjectCreated event: the way to attach what is known only after the last byte.
+ */
+export async function tagObject(input: {
+  client: S3Client;
+  bucket: string;
+  key: string;
+  versionId?: string;
+  tags: Record<string, string>;
+}): Promise<void> {
+  await input.client.send(
+    new PutObjectTaggingCommand({
+      Bucket: input.bucket,
+      Key: input.key,
+      VersionId: input.versionId,
+      Tagging: { TagSet: Object.entries(input.tags).map(([Key, Value]) => ({ Key, Value })) },
+    }),
+  );
 }
 
 export interface PutBytesInput {

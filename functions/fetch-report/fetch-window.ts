@@ -6,7 +6,7 @@ import type { ReportDefinition } from '../core/report-definition.js';
 import { rawKey } from '../core/s3-keys.js';
 import type { GatewaySecret } from '../core/secret.js';
 import { formatLocalDateTime, type ReportWindow } from '../core/window.js';
-import { uploadStream, type StoredObject } from '../aws/s3-streams.js';
+import { tagObject, uploadStream, type StoredObject } from '../aws/s3-streams.js';
 
 /**
  * One window: render the report body, call the gateway, stream the answer into the raw bucket at the
@@ -91,6 +91,12 @@ export async function fetchWindow(
       'gateway-attempts': String(answer.attempts),
     },
   });
+  try {
+    await tagObject({ client: deps.s3, bucket: stored.bucket, key: stored.key, versionId: stored.versionId, tags: { sha256: stored.sha256 } });
+  } catch (error) {
+    // The file is stored whole; the tag only repeats the checksum the result, the logs and the manifest carry.
+    logger.warn('Could not tag the raw file with its SHA-256', { key: stored.key, error });
+  }
   return {
     reportId: report.id,
     windowStart: formatLocalDateTime(window.start),

@@ -210,6 +210,11 @@ describe('ReportsPipelineStack', () => {
       const parseStatements = policyOfRole(prod.stack.parse.function.role).PolicyDocument.Statement as Cfn[];
       const puts = parseStatements.filter((s) => [s.Action].flat().includes('s3:PutObject'));
       assert.ok(!JSON.stringify(puts).includes(id(prod.stack.lake.rawBucket)), 'parse never writes raw');
+      const fetchStatements = policyOfRole(prod.stack.fetch.function.role).PolicyDocument.Statement as Cfn[];
+      const tagging = fetchStatements.filter((s) => [s.Action].flat().includes('s3:PutObjectVersionTagging'));
+      assert.equal(tagging.length, 1, 'fetch tags the raw files it writes with their SHA-256');
+      assert.ok(JSON.stringify(tagging[0]!.Resource).includes('/raw/*'), 'and only under raw/');
+      assert.ok(!parseDoc.includes('Tagging'), 'parse tags nothing');
     });
   });
 });

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectTaggingCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { bucketNames } from '../../config/naming.js';
@@ -111,6 +111,9 @@ describe('fetch-report handler', () => {
       assert.equal(opened.metadata['time-zone'], 'Europe/Moscow');
       assert.equal(opened.metadata['run-id'], 'req-sched-1');
       assert.equal(opened.metadata['gateway-content-type'], 'text/csv; charset=UTF-8');
+      // Known only after the last byte, the checksum is a tag (metadata would need a copy: a second version and event).
+      const tags = await lake.client.send(new GetObjectTaggingCommand({ Bucket: buckets.raw, Key: w.key }));
+      assert.deepEqual(tags.TagSet, [{ Key: 'sha256', Value: w.sha256 }]);
     }
 
     // Logs: JSON lines with the run id and report on every line, the window on every window line, never the key.
