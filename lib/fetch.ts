@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import type { Credentials } from './credentials.js';
 import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
-import { INLINE_POLICY_REASON, PipelineFunction, type FunctionSettings } from './pipeline-function.js';
+import { INLINE_POLICY_REASON, PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
 /** What a schedule needs to know of a report definition. */
 export interface ScheduledReport {
@@ -83,16 +83,10 @@ export class Fetch extends Construct {
     }
 
     this.function = new PipelineFunction(this, 'Fetch', {
-      environment: props.environment,
+      ...functionSettingsOf(props),
       entry: props.entry ?? LAMBDA_BUNDLES.fetch.entry,
       description: 'paynet-reports: fetch a report from the gateway into the raw bucket',
-      timeout: props.timeout,
-      memorySize: props.memorySize,
-      reservedConcurrency: props.reservedConcurrency,
-      logLevel: props.logLevel,
-      logRetention: props.logRetention,
       logKey: props.key,
-      removalPolicy: props.removalPolicy,
       environmentVariables: {
         ENDPOINT_URL: props.endpointUrl,
         SECRET_NAME: props.credentials.secretName,

@@ -7,7 +7,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
-import { PipelineFunction, type FunctionSettings } from './pipeline-function.js';
+import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
 export interface ParseProps extends FunctionSettings {
   /** Its ObjectCreated events under raw/ feed the queue. */
@@ -91,16 +91,10 @@ export class Parse extends Construct {
     // A substituted entry (a test's stand-in handler) gets no Parquet worker beside it.
     const bundle = props.entry ? { entry: props.entry } : LAMBDA_BUNDLES.parse;
     this.function = new PipelineFunction(this, 'Parse', {
-      environment: props.environment,
+      ...functionSettingsOf(props),
       ...bundle,
       description: 'paynet-reports: convert a raw report to Parquet in the curated bucket',
-      timeout: props.timeout,
-      memorySize: props.memorySize,
-      reservedConcurrency: props.reservedConcurrency,
-      logLevel: props.logLevel,
-      logRetention: props.logRetention,
       logKey: props.key,
-      removalPolicy: props.removalPolicy,
       environmentVariables: { CURATED_BUCKET: props.curatedBucket.bucketName, PARQUET_ENCODER: parquetEncoderFor(props.memorySize) },
     });
     const fn = this.function.function;

@@ -32,6 +32,17 @@ export interface FunctionSettings {
   readonly removalPolicy: RemovalPolicy;
 }
 
+/** Just the settings, out of a construct's wider props (fetch.ts, parse.ts). */
+export const functionSettingsOf = (p: FunctionSettings): FunctionSettings => ({
+  environment: p.environment,
+  timeout: p.timeout,
+  memorySize: p.memorySize,
+  reservedConcurrency: p.reservedConcurrency,
+  logLevel: p.logLevel,
+  logRetention: p.logRetention,
+  removalPolicy: p.removalPolicy,
+});
+
 export interface PipelineFunctionProps extends FunctionSettings {
   /** Path of the handler module (exporting `handler`); must exist at synth time. */
   readonly entry: string;
