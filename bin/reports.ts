@@ -36,7 +36,7 @@ program
   .description('run the gateway simulator on 127.0.0.1 until Ctrl-C; prints its URL and test credentials')
   .option('--port <n>', 'port (0: any free port)', wholeNumber, 0)
   .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
-  .option('--secrets-dir <dir>', 'where hmac.json, rsa.json and rsa-public.pem are written', '.simulator')
+  .option('--secrets-dir <dir>', 'where <port>/hmac.json, rsa.json and rsa-public.pem are written (removed at stop)', '.simulator')
   .option('--rows-per-day <n>', 'rows in a one-day report', wholeNumber)
   .addOption(
     new Option('--fault <mode>', 'answer every request with a fault').choices([
