@@ -26,6 +26,7 @@ program
   .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
+  .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .action(async (opts) => {
     const { runLocal } = await import('../local/run-local.js');
     await runLocal(opts);
@@ -135,6 +136,7 @@ program
   .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
   .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
   .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
+  .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--deployed', 'invoke the deployed fetch function (Lambda Invoke, one window per call) instead of running locally')
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')
