@@ -93,7 +93,14 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   const catalog = loadCatalog();
   const report = catalog.get(opts.report);
   const windows = windowsForRun(report, opts.from, opts.to);
-  if (windows.length === 0) throw new ConfigurationError(`No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`);
+  if (windows.length === 0) {
+    throw new ConfigurationError(
+      opts.to
+        ? `No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`
+        : `No ${report.window} window starts in [--from, now): without --to the run ends where the current window starts, ` +
+            'since that window is not complete yet. To load it anyway, give --to (the end, exclusive) and --allow-incomplete.',
+    );
+  }
   refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
   const daily = parseWindowSize(report.window).unit === 'day';
   const label = (w: ReportWindow) => (daily ? formatLocalDate(w.start) : formatLocalDateTime(w.start));

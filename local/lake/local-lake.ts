@@ -68,11 +68,12 @@ export async function ensureWritableDir(dir: string, flag = '--lake'): Promise<v
     throw new ConfigurationError(`${flag} ${dir}: ${why}. Pass ${flag} a directory you can write to (it is created if missing).`);
   };
   // The nearest part of the path that exists decides: a file there, or no write permission, fails.
+  const kindOf = (p: string) => stat(p).then((s) => (s.isDirectory() ? 'dir' : 'file'), () => undefined);
   let existing = path;
-  let kind = await stat(existing).then((s) => (s.isDirectory() ? 'dir' : 'file'), (e: NodeJS.ErrnoException) => (e.code === 'ENOTDIR' ? 'file' : undefined));
+  let kind = await kindOf(existing);
   while (kind === undefined && dirname(existing) !== existing) {
     existing = dirname(existing);
-    kind = await stat(existing).then((s) => (s.isDirectory() ? 'dir' : 'file'), () => undefined);
+    kind = await kindOf(existing);
   }
   if (kind === 'file') fail(existing === path ? 'is a file, not a directory' : `${existing} is a file, not a directory`);
   try {
