@@ -107,7 +107,7 @@ describe('errors before work', () => {
       assert.equal(rb.files.rsa, join(secretsDir, portOf(rb), 'rsa.json'));
       // Each file holds its own simulator's key (a new RSA pair per start), not the other's.
       assert.notEqual(await readFile(ra.files.rsa, 'utf8'), await readFile(rb.files.rsa, 'utf8'));
-      assert.equal(JSON.parse(await readFile(ra.files.rsa, 'utf8')).privateKeyPem, ra.simulator.credentials.rsa.privateKeyPem);
+      assert.deepEqual(JSON.parse(await readFile(ra.files.rsa, 'utf8')), ra.simulator.credentials.rsa);
       a.stop.abort();
       await a.running;
       assert.equal(existsSync(ra.files.hmac), false, 'a stopped simulator\'s files are gone');

@@ -31,7 +31,7 @@ describe('the run summary', () => {
     const lines: string[] = [];
     const summary = await runLocal(
       { report: 'transactions', from: '2026-11-01', to: '2026-11-04', lake: join(dir, 'lake'), gatewayUrl: simulator.url, secretFile: wrongSecret },
-      (l) => lines.push(l),
+      (l) => void lines.push(l),
     );
     const out = lines.join('\n');
     assert.deepEqual([summary.asked, summary.loaded, summary.failedWindows, summary.notTried, summary.queries], [3, 0, 1, 2, 0]);
@@ -48,13 +48,14 @@ describe('the run summary', () => {
     const today = formatLocalDate(now);
     const tomorrow = formatLocalDate(wallClockIn(new Date(Date.UTC(now.year, now.month - 1, now.day + 1, 12)), 'UTC'));
     const lines: string[] = [];
+    const print = (l: string) => void lines.push(l);
     await assert.rejects(runLocal({ report: report.id, from: today, lake: join(dir, 'today') }), /without --to the run ends where the current window starts.*--allow-incomplete/);
-    await assert.rejects(runLocal({ report: report.id, from: today, to: tomorrow, lake: join(dir, 'today') }, (l) => lines.push(l)), (e: Error) =>
+    await assert.rejects(runLocal({ report: report.id, from: today, to: tomorrow, lake: join(dir, 'today') }, print), (e: Error) =>
       /is not complete yet: .* in Europe\/Moscow, so the gateway would send only part of it\. .*--allow-incomplete/.test(e.message),
     );
     assert.deepEqual(lines, [], 'nothing started');
 
-    const summary = await runLocal({ report: report.id, from: today, to: tomorrow, lake: join(dir, 'today'), allowIncomplete: true }, (l) => lines.push(l));
+    const summary = await runLocal({ report: report.id, from: today, to: tomorrow, lake: join(dir, 'today'), allowIncomplete: true }, print);
     assert.deepEqual([summary.asked, summary.loaded], [1, 1], lines.join('\n'));
     assert.ok(summary.queries > 0, 'a window loaded: the saved queries ran');
   });
