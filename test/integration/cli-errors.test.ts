@@ -61,13 +61,15 @@ describe('errors before work', () => {
     assert.match(stderr, /^ConfigurationError: --lake .*a-file is a file, not a directory/);
   });
 
-  it('a secret file names the missing or misspelled field', async () => {
+  it('a secret file names the missing or misspelled field, before anything starts', async () => {
     const secret = join(dir, 'secret.json');
     await writeFile(secret, JSON.stringify({ login: 'merchant', controlkey: 'k' }));
-    const { code, stderr } = await cli(['run', '--lake', join(dir, 'lake'), '--gateway-url', 'http://127.0.0.1:9/x', '--secret-file', secret]);
-    assert.equal(code, 1);
-    assert.equal(oneLine(stderr).length, 1, stderr);
-    assert.match(stderr, /"controlkey" is not a field: did you mean "controlKey"\?/);
+    const lines: string[] = [];
+    await assert.rejects(
+      runLocal({ report: 'transactions', lake: join(dir, 'lake'), gatewayUrl: 'http://127.0.0.1:9/x', secretFile: secret }, (l) => void lines.push(l)),
+      /secret\.json: .*"controlkey" is not a field: did you mean "controlKey"\?/,
+    );
+    assert.deepEqual(lines, []);
   });
 
   it('simulator: a busy port names the port and the flag, on the command line without a stack', async () => {
