@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { ConfigurationError } from '../functions/core/errors.js';
@@ -62,6 +62,9 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
   const sql = opts.file ? await readFile(opts.file, 'utf8') : sqlArg;
   if (!sql?.trim() && !opts.list) {
     throw new ConfigurationError('No SQL: pass it as an argument (npm run query -- "SELECT …"), with --file, or use --list.');
+  }
+  if (existsSync(opts.lake) && !statSync(opts.lake).isDirectory()) {
+    throw new ConfigurationError(`--lake ${opts.lake}: is a file, not a directory. Pass the lake directory given to npm start (default ./.lake).`);
   }
   if (!existsSync(opts.lake)) {
     io.err(`note: there is no lake at ${opts.lake} yet (npm start creates it): every view is empty.`);

@@ -12,6 +12,7 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import { runBackfillCommand } from '../../local/backfill.js';
 import { ensureWritableDir } from '../../local/lake/local-lake.js';
 import { runLocal } from '../../local/run-local.js';
+import { runQueryCommand } from '../../local/query.js';
 import { runStandaloneSimulator, type StandaloneReady } from '../../local/simulator/index.js';
 
 /** Mistakes a newcomer makes, each caught before any work with one line that names the flag or field. */
@@ -53,6 +54,7 @@ describe('errors before work', () => {
 
   it('run and backfill check --lake first; the command line says it in one line, no stack', async () => {
     await assert.rejects(runLocal({ report: 'transactions', lake: file }, () => undefined), /--lake .*is a file, not a directory/);
+    await assert.rejects(runQueryCommand('SELECT 1', { lake: file }, { out: () => undefined, err: () => undefined }), /--lake .*is a file, not a directory/);
     await assert.rejects(runBackfillCommand({ report: 'transactions', from: '2026-11-01', to: '2026-11-02', concurrency: 1, lake: file, tty: false }, () => undefined), /--lake .*is a file/);
     const { code, stdout, stderr } = await cli(['run', '--lake', join(file, 'lake')]);
     assert.equal(code, 1);
