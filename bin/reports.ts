@@ -26,6 +26,7 @@ program
   .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
+  .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .action(async (opts) => {
     const { runLocal } = await import('../local/run-local.js');
     await runLocal(opts);
@@ -36,7 +37,7 @@ program
   .description('run the gateway simulator on 127.0.0.1 until Ctrl-C; prints its URL and test credentials')
   .option('--port <n>', 'port (0: any free port)', wholeNumber, 0)
   .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
-  .option('--secrets-dir <dir>', 'where hmac.json, rsa.json and rsa-public.pem are written', '.simulator')
+  .option('--secrets-dir <dir>', 'where <port>/hmac.json, rsa.json and rsa-public.pem are written (removed at stop)', '.simulator')
   .option('--rows-per-day <n>', 'rows in a one-day report', wholeNumber)
   .addOption(
     new Option('--fault <mode>', 'answer every request with a fault').choices([
@@ -135,6 +136,7 @@ program
   .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
   .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
   .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
+  .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--deployed', 'invoke the deployed fetch function (Lambda Invoke, one window per call) instead of running locally')
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')

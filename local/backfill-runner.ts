@@ -184,3 +184,35 @@ export function summaryLines(summary: BackfillSummary, reportId: string): string
   }
   return lines;
 }
+
+/**
+ * What a Ctrl-C leaves, said plainly: each window's state, and how to carry on. Locally a re-run of the
+ * same command resumes (loaded windows are skipped); deployed, the invocations in flight finish in AWS,
+ * and nothing is skipped, so the command to carry on starts at the first window not done.
+ */
+export function interruptedLines(state: {
+  windows: readonly ReportWindow[];
+  ended: readonly WindowReport[];
+  inFlight: readonly ReportWindow[];
+  abandoned: readonly ReportWindow[];
+  deployed: boolean;
+}): string[] {
+  const n = (s: WindowStatus) => state.ended.filter((r) => r.status === s).length;
+  const notStarted = state.windows.length - state.ended.length - state.inFlight.length;
+  const names = (ws: readonly ReportWindow[]) => ws.map(windowName).join(', ');
+  const lines = [
+    '',
+    `Interrupted: ${state.windows.length} window(s) asked: ${n('done')} done, ${n('skipped')} skipped, ${n('failed')} failed, ` +
+      `${state.inFlight.length} stopped in flight${state.inFlight.length ? ` (${names(state.inFlight)})` : ''}, ${notStarted + n('not-tried')} not started.`,
+  ];
+  if (state.abandoned.length) lines.push(`Removed the half-written table file of ${names(state.abandoned)}: nothing partial is left to query.`);
+  if (!state.deployed) {
+    lines.push('Re-run the same command to resume: windows already loaded are skipped, the others load (a re-run never duplicates).');
+    return lines;
+  }
+  if (state.inFlight.length) lines.push(`The ${state.inFlight.length} invocation(s) in flight carry on in AWS and load their windows.`);
+  const done = new Set(state.ended.filter((r) => r.status === 'done').map((r) => windowName(r.window)));
+  const first = state.windows.find((w) => !done.has(windowName(w)) && !state.inFlight.includes(w));
+  if (first) lines.push(`A deployed backfill skips nothing: to carry on, re-run it with --from ${windowName(first)} (a re-run overwrites, never duplicates).`);
+  return lines;
+}

@@ -4,10 +4,22 @@ import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError } from '../functions/core/errors.js';
 import type { ReportWindow } from '../functions/core/window.js';
 import { lambdaWindowRunner } from './backfill-lambda.js';
-import { startProgress } from './backfill-progress.js';
-import { backfillWindows, runBackfill, summaryLines, windowName, type BackfillSummary, type WindowResult } from './backfill-runner.js';
+import { startProgress, type BackfillProgress } from './backfill-progress.js';
+import {
+  backfillWindows,
+  interruptedLines,
+  runBackfill,
+  summaryLines,
+  windowName,
+  type BackfillSummary,
+  type WindowReport,
+  type WindowResult,
+} from './backfill-runner.js';
 import { loadedReason } from './backfill-skip.js';
-import { startLocalPipeline, type WindowOutcome } from './pipeline.js';
+import { refuseIncompleteWindows } from './incomplete-window.js';
+import { onInterrupt } from './interrupt.js';
+import { ensureWritableDir } from './lake/local-lake.js';
+import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from './pipeline.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
@@ -37,6 +49,8 @@ export interface BackfillCommandOptions {
   deployed?: boolean;
   functionName?: string;
   region?: string;
+  /** Load windows that have not ended yet in the report's time zone (refused otherwise). */
+  allowIncomplete?: boolean;
   /** Progress style; default: a bar when stderr is a terminal. */
   tty?: boolean;
 }
@@ -95,41 +109,73 @@ export async function runBackfillCommand(
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const report = loadCatalog().get(opts.report);
   const windows = backfillWindows(report, opts.from, opts.to);
+  refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
+  if (!opts.deployed) await ensureWritableDir(opts.lake);
   const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
   const plan = `Backfill of "${report.id}": ${windows.length} ${report.window} window(s) ${range}, ${opts.concurrency} at a time`;
 
+  // What has happened so far, for the Ctrl-C summary: windows as they end, and those in flight.
+  const ended: WindowReport[] = [];
+  const inFlight = new Set<ReportWindow>();
+  let progress: BackfillProgress | undefined;
+  let pipeline: LocalPipeline | undefined;
+  const stopListening = onInterrupt(() => {
+    // The bar hid the cursor and turned line wrap off: give the terminal back before saying anything.
+    progress?.stop();
+    const abandoned = pipeline?.abandonInFlight() ?? [];
+    for (const line of interruptedLines({ windows, ended, inFlight: [...inFlight], abandoned, deployed: Boolean(opts.deployed) })) print(line);
+  });
+
   const execute = async (runWindow: (w: ReportWindow) => Promise<WindowResult>, isLoaded?: (w: ReportWindow) => Promise<string | false>) => {
-    const progress = startProgress(windows.length, { tty: opts.tty, log: print });
+    const shown = startProgress(windows.length, { tty: opts.tty, log: print });
+    progress = shown;
+    const tracked = async (w: ReportWindow) => {
+      inFlight.add(w);
+      try {
+        return await runWindow(w);
+      } finally {
+        inFlight.delete(w);
+      }
+    };
+    const onWindow = (r: WindowReport) => {
+      ended.push(r);
+      shown.window(r);
+    };
     try {
-      return await runBackfill({ windows, concurrency: opts.concurrency, runWindow, isLoaded, force: opts.force, onWindow: (r) => progress.window(r) });
+      return await runBackfill({ windows, concurrency: opts.concurrency, runWindow: tracked, isLoaded, force: opts.force, onWindow });
     } finally {
-      progress.stop();
+      shown.stop();
     }
   };
 
   let summary: BackfillSummary;
-  if (opts.deployed) {
-    const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
-    try {
-      print(`${plan}, by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`);
-      summary = await execute(lambdaWindowRunner({ client, functionName: opts.functionName!, reportId: report.id }));
-    } finally {
-      client.destroy();
+  try {
+    if (opts.deployed) {
+      const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
+      try {
+        print(`${plan}, by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`);
+        summary = await execute(lambdaWindowRunner({ client, functionName: opts.functionName!, reportId: report.id }));
+      } finally {
+        client.destroy();
+      }
+    } else {
+      const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
+      const local = await startLocalPipeline({ reportId: report.id, gatewayUrl: opts.gatewayUrl, secret, lakeDir: opts.lake, s3Endpoint: opts.s3Endpoint });
+      pipeline = local;
+      try {
+        const gateway = local.simulator ? `the embedded simulator (${local.endpointUrl})` : local.endpointUrl;
+        const store = local.lake ? `lake ${show(opts.lake)}` : `S3 ${local.s3Endpoint}`;
+        print(`${plan}, locally: ${gateway} as "${local.login}" (${local.signatureMethod}), ${store}.`);
+        summary = await execute(
+          async (w) => localResult(await local.runWindow(w)),
+          (w) => loadedReason(local.s3, local.buckets.curated, report.id, w),
+        );
+      } finally {
+        await local.close();
+      }
     }
-  } else {
-    const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
-    const pipeline = await startLocalPipeline({ reportId: report.id, gatewayUrl: opts.gatewayUrl, secret, lakeDir: opts.lake, s3Endpoint: opts.s3Endpoint });
-    try {
-      const gateway = pipeline.simulator ? `the embedded simulator (${pipeline.endpointUrl})` : pipeline.endpointUrl;
-      const store = pipeline.lake ? `lake ${show(opts.lake)}` : `S3 ${pipeline.s3Endpoint}`;
-      print(`${plan}, locally: ${gateway} as "${pipeline.login}" (${pipeline.signatureMethod}), ${store}.`);
-      summary = await execute(
-        async (w) => localResult(await pipeline.runWindow(w)),
-        (w) => loadedReason(pipeline.s3, pipeline.buckets.curated, report.id, w),
-      );
-    } finally {
-      await pipeline.close();
-    }
+  } finally {
+    stopListening();
   }
   for (const line of summaryLines(summary, report.id)) print(line);
   return summary;

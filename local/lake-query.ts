@@ -1,4 +1,4 @@
-import { DuckDBInstance, type Json } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBResult, type Json } from '@duckdb/node-api';
 import { loadCatalog } from '../config/reports/index.js';
 import { bucketNames } from '../config/naming.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
@@ -36,10 +36,33 @@ export class QueryFailed extends Error {
   }
 }
 
+/** A result read chunk by chunk: memory holds one chunk (DuckDB's vector, ≤ 2048 rows) at a time, whatever the size. */
+export interface LakeQueryStream {
+  columns: LakeQueryColumn[];
+  /** Row batches as DuckDB produces them, in the JSON form of LakeQueryResult.rows. Read once. */
+  batches: AsyncIterable<Json[][]>;
+}
+
+/** The first rows of a result and whether it has more: what a summary prints. */
+export interface LakeQueryHead extends LakeQueryResult {
+  /** The query returns more rows than `limit`. */
+  more: boolean;
+}
+
 export interface LakeDatabase {
   views: LakeView[];
+  /** The whole result in memory: for small results (DESCRIBE, aggregates). Use stream() or head() otherwise. */
   query(sql: string): Promise<LakeQueryResult>;
+  stream(sql: string): Promise<LakeQueryStream>;
+  /** At most `limit` rows, asked of DuckDB in SQL (LIMIT limit+1, the one more saying there are more). */
+  head(sql: string, limit: number): Promise<LakeQueryHead>;
   close(): void;
+}
+
+/** A statement as a subquery: without its closing semicolon, and on lines of its own so a trailing `--` comment ends. */
+export function limitedSql(sql: string, limit: number): string {
+  const body = sql.trim().replace(/;\s*$/, '');
+  return `SELECT * FROM (\n${body}\n) AS limited LIMIT ${limit}`;
 }
 
 export interface OpenLakeOptions {
@@ -67,6 +90,32 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
     close();
     throw e;
   }
+  const failed = (e: unknown) => new QueryFailed(e instanceof Error ? e.message : String(e), { cause: e });
+  const stream = async (sql: string): Promise<LakeQueryStream> => {
+    let result: DuckDBResult;
+    try {
+      result = await connection.stream(sql);
+    } catch (e) {
+      throw failed(e);
+    }
+    const names = result.columnNames();
+    const types = result.columnTypes();
+    async function* batches() {
+      const rows = result.yieldRowsJson();
+      while (true) {
+        let next;
+        try {
+          next = await rows.next();
+        } catch (e) {
+          // A value DuckDB cannot produce (a failed cast, …) surfaces while reading, not when the query starts.
+          throw failed(e);
+        }
+        if (next.done) return;
+        if (next.value.length) yield next.value;
+      }
+    }
+    return { columns: names.map((name, i) => ({ name, type: String(types[i]) })), batches: batches() };
+  };
   return {
     views,
     async query(sql) {
@@ -74,7 +123,7 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
       try {
         reader = await connection.runAndReadAll(sql);
       } catch (e) {
-        throw new QueryFailed(e instanceof Error ? e.message : String(e), { cause: e });
+        throw failed(e);
       }
       const names = reader.columnNames();
       const types = reader.columnTypes();
@@ -82,6 +131,13 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
         columns: names.map((name, i) => ({ name, type: String(types[i]) })),
         rows: reader.getRowsJson(),
       };
+    },
+    stream,
+    async head(sql, limit) {
+      const { columns, batches } = await stream(limitedSql(sql, limit + 1));
+      const rows: Json[][] = [];
+      for await (const batch of batches) rows.push(...batch);
+      return { columns, rows: rows.slice(0, limit), more: rows.length > limit };
     },
     close,
   };

@@ -23,6 +23,7 @@ import { ensureBuckets, mirrorTables } from './lake/external-store.js';
 import { startLocalLake, type LocalLake } from './lake/local-lake.js';
 import { objectCreatedRecord, sqsEventOf } from './lake/sqs-message.js';
 import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from './lake-query.js';
+import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from './simulator/index.js';
 
@@ -115,6 +116,14 @@ export interface LocalPipeline {
   openDatabase(): Promise<LakeDatabase>;
   /** Stops the lake and the simulator (the lake's files stay in lakeDir). */
   close(): Promise<void>;
+  /** The windows whose runWindow has not returned yet. */
+  inFlight(): ReportWindow[];
+  /**
+   * For an interrupt, just before the process exits: removes what the windows in flight left half-written
+   * in the embedded lake's table (and their manifests, so a re-run loads them again). Synchronous. Returns
+   * the windows cleaned up. An external store needs nothing: S3 shows an upload only once it is whole.
+   */
+  abandonInFlight(): ReportWindow[];
 }
 
 const errorInfo = (stage: 'fetch' | 'parse', e: unknown): NonNullable<WindowOutcome['error']> => ({
@@ -202,7 +211,16 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       closers.push(async () => void unsubscribe());
     }
 
+    const inFlight = new Set<ReportWindow>();
     const runWindow = async (window: ReportWindow): Promise<WindowOutcome> => {
+      inFlight.add(window);
+      try {
+        return await loadWindow(window);
+      } finally {
+        inFlight.delete(window);
+      }
+    };
+    const loadWindow = async (window: ReportWindow): Promise<WindowOutcome> => {
       const t0 = performance.now();
       const aligned = windowAt(windowStartOf(window.start, size), size);
       if (formatLocalDateTime(aligned.start) !== formatLocalDateTime(window.start) || formatLocalDateTime(aligned.end) !== formatLocalDateTime(window.end)) {
@@ -288,6 +306,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       queryLakeDir,
       openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
       close: closeAll,
+      inFlight: () => [...inFlight],
+      abandonInFlight: () => (lake ? removePartialTables(options.lakeDir, buckets.curated, report.id, inFlight) : []),
     };
   } catch (e) {
     await closeAll();

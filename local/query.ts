@@ -1,14 +1,15 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { ConfigurationError } from '../functions/core/errors.js';
 import { openLakeDatabase, QueryFailed } from './lake-query.js';
-import { formatTable, jsonLines } from './result-table.js';
+import { streamJsonLines, streamTable } from './result-table.js';
 
 /**
  * `reports query` (`npm run query -- "SQL"`): SQL over the local lake, one view per report, printed as
  * an aligned table or as JSON lines. Results go to stdout; notes (empty views) and errors to stderr,
- * so `--json` output pipes cleanly into jq.
+ * so `--json` output pipes cleanly into jq. The result is streamed, DuckDB chunk by chunk, with the
+ * terminal's or pipe's backpressure: memory stays flat whatever the number of rows.
  */
 
 export interface QueryCommandOptions {
@@ -21,18 +22,49 @@ export interface QueryCommandOptions {
 }
 
 export interface QueryOutput {
-  out: (line: string) => void;
+  /** One or more whole lines (joined by "\n", no trailing newline); may return a promise to slow the query down. */
+  out: (text: string) => void | Promise<void>;
   err: (line: string) => void;
+  /** True once the reader went away (`| head`): the query stops. */
+  closed?: () => boolean;
 }
 
-const stdio: QueryOutput = { out: (l) => console.log(l), err: (l) => console.error(l) };
+/** stdout with backpressure; a closed pipe (EPIPE: `npm run query … | head`) ends the output quietly. */
+function stdio(): QueryOutput {
+  let closed = false;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    closed = true;
+  });
+  // A full pipe or slow terminal: wait for 'drain' (or the end of the stream) before DuckDB's next chunk.
+  const drained = () =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        process.stdout.off('drain', done);
+        process.stdout.off('close', done);
+        resolve();
+      };
+      process.stdout.on('drain', done);
+      process.stdout.on('close', done);
+    });
+  return {
+    out: async (text) => {
+      if (!closed && !process.stdout.write(`${text}\n`)) await drained();
+    },
+    err: (l) => console.error(l),
+    closed: () => closed,
+  };
+}
 
 /** Runs the command; returns the exit code (1 when DuckDB refused the SQL) instead of exiting, for tests. */
-export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCommandOptions, io: QueryOutput = stdio): Promise<number> {
+export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCommandOptions, io: QueryOutput = stdio()): Promise<number> {
   if (sqlArg && opts.file) throw new ConfigurationError('Give the SQL either as an argument or with --file, not both.');
   const sql = opts.file ? await readFile(opts.file, 'utf8') : sqlArg;
   if (!sql?.trim() && !opts.list) {
     throw new ConfigurationError('No SQL: pass it as an argument (npm run query -- "SELECT …"), with --file, or use --list.');
+  }
+  if (existsSync(opts.lake) && !statSync(opts.lake).isDirectory()) {
+    throw new ConfigurationError(`--lake ${opts.lake}: is a file, not a directory. Pass the lake directory given to npm start (default ./.lake).`);
   }
   if (!existsSync(opts.lake)) {
     io.err(`note: there is no lake at ${opts.lake} yet (npm start creates it): every view is empty.`);
@@ -44,25 +76,34 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
       for (const view of db.views) {
         const described = await db.query(`DESCRIBE ${JSON.stringify(view.name)}`);
         const columns = described.rows.map((r) => `${String(r[0])} ${String(r[1])}`);
-        io.out(`${view.name} (${view.files} file${view.files === 1 ? '' : 's'}): ${columns.join(', ')}`);
+        await io.out(`${view.name} (${view.files} file${view.files === 1 ? '' : 's'}): ${columns.join(', ')}`);
       }
       if (!sql?.trim()) return 0;
     }
     for (const view of db.views.filter((v) => v.files === 0 && existsSync(opts.lake))) {
       io.err(`note: view "${view.name}" is empty: no Parquet under ${relative(process.cwd(), view.glob) || view.glob}.`);
     }
-    let result;
     try {
-      result = await db.query(sql!);
+      const result = await db.stream(sql!);
+      if (io.closed) {
+        const batches = result.batches;
+        // Stop reading DuckDB's chunks once nobody reads ours.
+        result.batches = (async function* () {
+          for await (const batch of batches) {
+            if (io.closed!()) return;
+            yield batch;
+          }
+        })();
+      }
+      // Every row and every value whole: the saved-query summary of `npm start` is where tables get cut short.
+      if (opts.json) await streamJsonLines(result, io.out);
+      else await streamTable(result, io.out);
     } catch (e) {
       if (!(e instanceof QueryFailed)) throw e;
       io.err(`The query failed: ${e.message}`);
       io.err(`Views: ${db.views.map((v) => v.name).join(', ')} (see their columns with --list).`);
       return 1;
     }
-    if (opts.json) for (const line of jsonLines(result)) io.out(line);
-    // Every row and every value whole: the saved-query summary of `npm start` is where tables get cut short.
-    else io.out(formatTable(result, Infinity, Infinity));
     return 0;
   } finally {
     db.close();

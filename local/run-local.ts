@@ -1,17 +1,22 @@
-import { isAbsolute, relative, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
 import { windowsForRun } from './cli/dates.js';
+import { refuseIncompleteWindows } from './incomplete-window.js';
+import { onInterrupt } from './interrupt.js';
+import { ensureWritableDir } from './lake/local-lake.js';
 import { QueryFailed } from './lake-query.js';
-import { startLocalPipeline, type WindowOutcome } from './pipeline.js';
+import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from './pipeline.js';
 import { formatTable } from './result-table.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
  * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline.ts),
- * then the analysts' saved queries (queries/*.sql, published by the stack as Athena named queries) on
- * DuckDB over the curated Parquet, and a summary. Exits non-zero when a window or a query failed.
+ * then the report's saved queries (published by the stack as Athena named queries) on DuckDB over the
+ * curated Parquet, and a summary of every window asked. Exits non-zero when a window or a query failed,
+ * 130 on Ctrl-C.
  */
 
 export interface RunLocalOptions {
@@ -25,11 +30,22 @@ export interface RunLocalOptions {
   /** The lake directory (default ./.lake). */
   lake: string;
   s3Endpoint?: string;
+  /** Load windows that have not ended yet in the report's time zone (refused otherwise). */
+  allowIncomplete?: boolean;
+  /** Rows of each saved query shown (default 20). */
+  queryRows?: number;
 }
 
 export interface RunSummary {
+  /** Windows of the range asked, whether tried or not. */
+  asked: number;
+  loaded: number;
   windows: WindowOutcome[];
   failedWindows: number;
+  /** Not tried: a run-stopping failure came first. */
+  notTried: number;
+  /** Saved queries run (none when no window loaded). */
+  queries: number;
   failedQueries: number;
   durationMs: number;
 }
@@ -42,6 +58,26 @@ const show = (path: string) => {
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 const count = (n: number) => n.toLocaleString('en-US');
 
+/** Strips `--` comments, so a report named in a comment does not count as read. */
+const withoutComments = (sql: string) => sql.replace(/--.*$/gm, '');
+
+/**
+ * The saved queries of one report: queries/<report>/*.sql when the report has that folder; otherwise the
+ * top-level queries/*.sql that read its table (FROM or JOIN it), so another report's queries never run.
+ */
+export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
+  // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
+  const { readNamedQueries } = await import('../lib/catalog.js');
+  const { projectPath } = await import('../lib/pipeline-function.js');
+  const root = projectPath('queries');
+  const own = join(root, reportId);
+  const dir = existsSync(own) ? own : root;
+  const reads = new RegExp(`\\b(FROM|JOIN)\\s+"?${reportId}"?(\\s|$|\\)|,)`, 'i');
+  return readNamedQueries(dir)
+    .filter((q) => dir === own || reads.test(withoutComments(q.sql)))
+    .map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
+}
+
 export async function runLocal(opts: RunLocalOptions, print: (line: string) => void = (l) => console.log(l)): Promise<RunSummary> {
   if (opts.gatewayUrl && !opts.secretFile) {
     throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
@@ -49,91 +85,141 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  // Before anything starts: a lake that cannot be written fails here in one line, not as s3rver's "internal error".
+  await ensureWritableDir(opts.lake);
   // The SDK's notice that future versions will need Node 22 would land in the middle of the summary; the
   // project supports Node 20 (package.json engines), and Lambda runs Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
   const report = catalog.get(opts.report);
   const windows = windowsForRun(report, opts.from, opts.to);
-  if (windows.length === 0) throw new ConfigurationError(`No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`);
+  if (windows.length === 0) {
+    throw new ConfigurationError(
+      opts.to
+        ? `No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`
+        : `No ${report.window} window starts in [--from, now): without --to the run ends where the current window starts, ` +
+            'since that window is not complete yet. To load it anyway, give --to (the end, exclusive) and --allow-incomplete.',
+    );
+  }
+  refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
   const daily = parseWindowSize(report.window).unit === 'day';
   const label = (w: ReportWindow) => (daily ? formatLocalDate(w.start) : formatLocalDateTime(w.start));
   const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
 
   const started = performance.now();
-  const pipeline = await startLocalPipeline({
-    reportId: report.id,
-    catalog,
-    gatewayUrl: opts.gatewayUrl,
-    secret,
-    lakeDir: opts.lake,
-    s3Endpoint: opts.s3Endpoint,
-  });
   const outcomes: WindowOutcome[] = [];
+  const counts = () => {
+    const n = (s: WindowOutcome['status']) => outcomes.filter((o) => o.status === s).length;
+    return { loaded: n('loaded'), notParsed: n('not-parsed'), failed: n('failed') };
+  };
+  let pipeline: LocalPipeline | undefined;
+
+  // Ctrl-C: no half-written table file, a count of what is done, and the command that carries on.
+  const stopListening = onInterrupt(() => {
+    const abandoned = pipeline?.abandonInFlight() ?? [];
+    const inFlight = pipeline?.inFlight() ?? [];
+    const c = counts();
+    const notTried = windows.length - outcomes.length - inFlight.length;
+    print('');
+    print(
+      `Interrupted: ${windows.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed` +
+        `${c.notParsed ? `, ${c.notParsed} not-parsed` : ''}, ${inFlight.length} stopped in flight` +
+        `${inFlight.length ? ` (${inFlight.map(label).join(', ')})` : ''}, ${notTried} not tried.`,
+    );
+    if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(label).join(', ')}: nothing partial is left to query.`);
+    const rest = windows.slice(outcomes.length);
+    if (rest.length) {
+      const flags = [`--report ${report.id}`, `--from ${label(rest[0]!)}`, `--to ${daily ? formatLocalDate(rest.at(-1)!.end) : formatLocalDateTime(rest.at(-1)!.end)}`];
+      if (opts.gatewayUrl) flags.push(`--gateway-url ${opts.gatewayUrl}`, `--secret-file ${opts.secretFile}`);
+      if (opts.s3Endpoint) flags.push(`--s3-endpoint ${opts.s3Endpoint}`);
+      if (resolve(opts.lake) !== resolve('.lake')) flags.push(`--lake ${show(opts.lake)}`);
+      if (opts.allowIncomplete) flags.push('--allow-incomplete');
+      print(`Re-run to resume where it stopped (a re-run overwrites, never duplicates): npm start -- ${flags.join(' ')}`);
+    }
+  });
+
+  let queries = 0;
   let failedQueries = 0;
   try {
-    print(
-      `Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) from ${pipeline.endpointUrl}` +
-        `${pipeline.simulator ? ' (embedded simulator)' : ''}, login "${pipeline.login}" signing with ${pipeline.signatureMethod}.`,
-    );
-    print(
-      pipeline.lake
-        ? `Lake: ${show(opts.lake)} (embedded S3 on ${pipeline.s3Endpoint}; buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}).`
-        : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
-    );
-    print('');
-    print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms`);
-    for (const [i, window] of windows.entries()) {
-      const o = await pipeline.runWindow(window);
-      outcomes.push(o);
-      const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
-      print(
-        `  ${label(window)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}  ${count(o.rowsRejected).padStart(8)}` +
-          `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}`,
-      );
-      if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
-      if (o.error && RUN_STOPPING_CODES.has(o.error.code as ErrorCode) && i < windows.length - 1) {
-        print(`      the ${windows.length - 1 - i} later window(s) were not tried: every one would fail the same way`);
-        break;
-      }
-    }
-
-    print('');
-    print('Saved queries (queries/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:');
-    // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
-    const { readNamedQueries } = await import('../lib/catalog.js');
-    const { projectPath } = await import('../lib/pipeline-function.js');
-    const db = await pipeline.openDatabase();
+    pipeline = await startLocalPipeline({
+      reportId: report.id,
+      catalog,
+      gatewayUrl: opts.gatewayUrl,
+      secret,
+      lakeDir: opts.lake,
+      s3Endpoint: opts.s3Endpoint,
+    });
     try {
-      for (const saved of readNamedQueries(projectPath('queries'))) {
-        print('');
-        print(`── ${saved.name}: ${saved.description}`);
+      print(
+        `Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) from ${pipeline.endpointUrl}` +
+          `${pipeline.simulator ? ' (embedded simulator)' : ''}, login "${pipeline.login}" signing with ${pipeline.signatureMethod}.`,
+      );
+      print(
+        pipeline.lake
+          ? `Lake: ${show(opts.lake)} (embedded S3 on ${pipeline.s3Endpoint}; buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}).`
+          : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
+      );
+      print('');
+      print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms`);
+      for (const [i, window] of windows.entries()) {
+        const o = await pipeline.runWindow(window);
+        outcomes.push(o);
+        const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
+        print(
+          `  ${label(window)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}  ${count(o.rowsRejected).padStart(8)}` +
+            `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}`,
+        );
+        if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
+        if (o.error && RUN_STOPPING_CODES.has(o.error.code as ErrorCode) && i < windows.length - 1) {
+          print(`      the ${windows.length - 1 - i} later window(s) were not tried: every one would fail the same way`);
+          break;
+        }
+      }
+
+      print('');
+      if (counts().loaded === 0) {
+        print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
+      } else {
+        const saved = await savedQueriesFor(report.id);
+        print(`Saved queries of "${report.id}" (the Athena named queries of the stack) on DuckDB over the curated Parquet:`);
+        if (saved.length === 0) print(`  (none: add .sql files under queries/${report.id}/)`);
+        const db = await pipeline.openDatabase();
         try {
-          print(formatTable(await db.query(saved.sql), 20));
-        } catch (e) {
-          if (!(e instanceof QueryFailed)) throw e;
-          failedQueries++;
-          print(`The query failed on DuckDB: ${e.message}`);
+          for (const query of saved) {
+            print('');
+            print(`── ${query.name}: ${query.description}`);
+            queries++;
+            try {
+              // Only the rows shown leave DuckDB (LIMIT n+1): a query over a year of rows costs the summary nothing.
+              const head = await db.head(query.sql, opts.queryRows ?? 20);
+              print(formatTable(head, opts.queryRows ?? 20));
+              if (head.more) print(`   every row: npm run query -- --file ${query.file}`);
+            } catch (e) {
+              if (!(e instanceof QueryFailed)) throw e;
+              failedQueries++;
+              print(`The query failed on DuckDB: ${e.message}`);
+            }
+          }
+        } finally {
+          db.close();
         }
       }
     } finally {
-      db.close();
+      await pipeline.close();
     }
   } finally {
-    await pipeline.close();
+    stopListening();
   }
 
+  const c = counts();
   const failed = outcomes.filter((o) => o.status === 'failed');
+  const notTried = windows.length - outcomes.length;
   const sum = (f: (o: WindowOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
   const durationMs = Math.round(performance.now() - started);
-  const statuses = (['loaded', 'not-parsed', 'failed'] as const)
-    .map((s) => [s, outcomes.filter((o) => o.status === s).length] as const)
-    .filter(([s, n]) => n > 0 || s !== 'not-parsed')
-    .map(([s, n]) => `${n} ${s}`)
-    .join(', ');
   print('');
   print(
-    `Done: ${outcomes.length} window(s): ${statuses}; ${count(sum((o) => o.rowsRead))} rows fetched, ` +
+    `Done: ${windows.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +
+      `${notTried} not tried; ${count(sum((o) => o.rowsRead))} rows fetched, ` +
       `${count(sum((o) => o.rowsWritten))} written, ${count(sum((o) => o.rowsRejected))} rejected; ` +
       `${count(sum((o) => o.bytes))} raw bytes; ${(durationMs / 1000).toFixed(1)} s.`,
   );
@@ -142,5 +228,5 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     if (failedQueries) console.error(`${failedQueries} saved quer${failedQueries === 1 ? 'y' : 'ies'} failed on DuckDB (see above).`);
     process.exitCode = 1;
   }
-  return { windows: outcomes, failedWindows: failed.length, failedQueries, durationMs };
+  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, durationMs };
 }

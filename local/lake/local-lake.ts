@@ -1,4 +1,6 @@
-import { stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
@@ -53,6 +55,37 @@ export interface LocalLake {
   settled(): Promise<void>;
   /** Waits for listeners, then stops the server. The files stay in `dir`. */
   close(): Promise<void>;
+}
+
+/**
+ * Checks, before anything starts, that `dir` is a directory this process can write, or can be created:
+ * s3rver would otherwise fail on the first object with a raw EACCES/ENOTDIR, or answer "We encountered
+ * an internal error". Creates it when missing. `flag` names the option in the message.
+ */
+export async function ensureWritableDir(dir: string, flag = '--lake'): Promise<void> {
+  const path = resolve(dir);
+  const fail = (why: string): never => {
+    throw new ConfigurationError(`${flag} ${dir}: ${why}. Pass ${flag} a directory you can write to (it is created if missing).`);
+  };
+  // The nearest part of the path that exists decides: a file there, or no write permission, fails.
+  const kindOf = (p: string) => stat(p).then((s) => (s.isDirectory() ? 'dir' : 'file'), () => undefined);
+  let existing = path;
+  let kind = await kindOf(existing);
+  while (kind === undefined && dirname(existing) !== existing) {
+    existing = dirname(existing);
+    kind = await kindOf(existing);
+  }
+  if (kind === 'file') fail(existing === path ? 'is a file, not a directory' : `${existing} is a file, not a directory`);
+  try {
+    await access(existing, constants.W_OK | constants.X_OK);
+  } catch {
+    fail(existing === path ? 'is not writable' : `cannot be created: ${existing} is not writable`);
+  }
+  try {
+    await mkdir(path, { recursive: true });
+  } catch (e) {
+    fail(`cannot be created (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ConfigurationError } from '../../functions/core/errors.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
 
@@ -12,13 +13,15 @@ import { startSimulator, type LoggedRequest, type Simulator } from './server.js'
  *
  * The credentials are throwaway test values made for this simulator (the RSA pair is new at every start),
  * so printing the control key and writing the private key to a file is deliberate; the output says so.
+ * Each simulator writes them under a directory named for its port (.simulator/<port>/), so two running at
+ * once keep their own files; they are removed when it stops, since they open nothing after that.
  */
 
 export interface StandaloneOptions {
   port?: number;
   pathPrefix?: string;
   fault?: FaultOptions;
-  /** Where hmac.json, rsa.json and rsa-public.pem go. Default ./.simulator */
+  /** Where the <port>/ directory with hmac.json, rsa.json and rsa-public.pem goes. Default ./.simulator */
   secretsDir?: string;
   rowsPerDay?: number;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
@@ -41,16 +44,21 @@ const describeRequest = (r: LoggedRequest) =>
 /** Runs until SIGINT, SIGTERM or `signal`, then closes the server and resolves. */
 export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Promise<void> {
   const print = opts.print ?? ((line: string) => console.log(line));
-  const simulator = await startSimulator({
-    port: opts.port,
-    pathPrefix: opts.pathPrefix,
-    fault: opts.fault,
-    rowsPerDay: opts.rowsPerDay,
-    onRequest: (r) => print(describeRequest(r)),
-  });
-
+  let simulator: Simulator;
   try {
-    const dir = resolve(opts.secretsDir ?? '.simulator');
+    simulator = await startSimulator({
+      port: opts.port,
+      pathPrefix: opts.pathPrefix,
+      fault: opts.fault,
+      rowsPerDay: opts.rowsPerDay,
+      onRequest: (r) => print(describeRequest(r)),
+    });
+  } catch (e) {
+    throw portError(e, opts.port) ?? e;
+  }
+
+  const dir = join(resolve(opts.secretsDir ?? '.simulator'), String(new URL(simulator.url).port));
+  try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const files = { hmac: join(dir, 'hmac.json'), rsa: join(dir, 'rsa.json'), rsaPublicKey: join(dir, 'rsa-public.pem') };
     // Owner-only, like any key file, even though these are test keys.
@@ -92,8 +100,21 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
     });
   } finally {
     await simulator.close();
+    await rm(dir, { recursive: true, force: true });
   }
   print('Gateway simulator stopped.');
+}
+
+/** A port that cannot be listened on, as a message naming the port and the flag; undefined for other errors. */
+function portError(e: unknown, port: number | undefined): ConfigurationError | undefined {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigurationError(`Port ${port} on 127.0.0.1 is already in use (another simulator or program): pass another --port, or --port 0 for any free port.`);
+  }
+  if (code === 'EACCES') {
+    return new ConfigurationError(`Port ${port} needs privileges this user does not have: pass --port 1024 or above, or --port 0 for any free port.`);
+  }
+  return undefined;
 }
 
 /** Command-line flags, for running this file directly. */
@@ -141,7 +162,7 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   runStandaloneSimulator(parseStandaloneArgs(process.argv.slice(2))).catch((e: unknown) => {
-    console.error(e instanceof Error ? e.message : e);
+    console.error(e instanceof ConfigurationError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : e);
     process.exitCode = 1;
   });
 }

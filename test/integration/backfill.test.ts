@@ -69,10 +69,10 @@ describe('reports backfill, local mode', () => {
       assert.equal(drift.summary.done, 1);
       assert.match(drift.text, /Failed windows .*\n {2}2026-11-10 {2}SchemaDrift: \(parse\) The header row of report "transactions" differs/);
 
-      const refused = await run({ from: '2026-11-20', to: '2026-11-24', concurrency: 1, gatewayUrl: simulator.url, secretFile: wrongSecretFile });
+      const refused = await run({ from: '2026-11-13', to: '2026-11-17', concurrency: 1, gatewayUrl: simulator.url, secretFile: wrongSecretFile });
       assert.deepEqual([refused.summary.done, refused.summary.failed.length, refused.summary.notTried], [0, 1, 3]);
       assert.equal(refused.summary.failed[0]!.code, 'AuthenticationRefused');
-      assert.match(refused.text, /Stopped after 2026-11-20 failed with AuthenticationRefused/);
+      assert.match(refused.text, /Stopped after 2026-11-13 failed with AuthenticationRefused/);
       assert.doesNotMatch(refused.text, /not-the-key/, 'the key never reaches the output');
     } finally {
       await simulator.close();

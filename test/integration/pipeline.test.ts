@@ -217,6 +217,6 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     // latest_load_per_day has no date filter: both windows show whatever today is.
     assert.match(out, /^2026-11-20 +250 +2026-11-20 \d\d:\d\d:\d\d +2026-11-20 \d\d:\d\d:\d\d +2026-11-20$/m);
     assert.match(out, /^2026-11-19 +250 /m);
-    assert.match(out, /Done: 2 window\(s\): 2 loaded, 0 failed; 500 rows fetched, 500 written, 0 rejected; [\d,]+ raw bytes; [\d.]+ s\.$/);
+    assert.match(out, /Done: 2 window\(s\) asked: 2 loaded, 0 failed, 0 not tried; 500 rows fetched, 500 written, 0 rejected; [\d,]+ raw bytes; [\d.]+ s\.$/);
   });
 });

@@ -25,7 +25,7 @@ const day = (d: number) => windowAt({ year: 2026, month: 11, day: d, hour: 0, mi
 function capture(): QueryOutput & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
+  return { stdout, stderr, out: (text) => void stdout.push(...text.split('\n')), err: (l) => stderr.push(l) };
 }
 
 /** The raw CSV the gateway sent for a window, as s3rver keeps it on disk: the expected values, record by record. */
