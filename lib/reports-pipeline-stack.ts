@@ -121,7 +121,7 @@ export class ReportsPipelineStack extends Stack {
       key,
       emails: c.alarmEmails,
       freshnessGrace: Duration.hours(c.freshnessGraceHours),
-      freshnessActionsEnabled: c.schedulesEnabled,
+      schedulesEnabled: c.schedulesEnabled,
     });
     this.dashboard = new PipelineDashboard(this, 'Dashboard', {
       environment: c.name,
