@@ -44,7 +44,9 @@ export class ReportsPipelineStack extends Stack {
     Tags.of(this).add('project', 'paynet-reports');
     Tags.of(this).add('environment', c.name);
 
-    const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    // Retained, except when the create itself rolls back: CloudFormation applies plain Retain to a failed first
+    // deploy too, and the retry then fails on the named buckets, secret and database that "already exist".
+    const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
     if (/\.example$/.test(new URL(c.gateway.endpointUrl).hostname)) {
       Annotations.of(this).addWarningV2(

@@ -43,7 +43,7 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(fn.TracingConfig, { Mode: 'Active' });
       assert.equal(fn.Timeout, production!.fetch.timeoutSeconds);
       assert.equal(fn.MemorySize, production!.fetch.memoryMb);
-      assert.equal(fn.ReservedConcurrentExecutions, production!.fetch.reservedConcurrency);
+      assert.equal(fn.ReservedConcurrentExecutions, undefined, 'no reservation: a new account (quota 10) refuses any');
       assert.equal(fn.LoggingConfig.LogFormat, 'JSON');
       assert.deepEqual(fn.LoggingConfig.LogGroup, { Ref: id(fetch.function.logGroup) });
     });
@@ -114,7 +114,7 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(q.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [id(parse.deadLetterQueue), 'Arn'] }, maxReceiveCount: 3 });
     });
 
-    it('reports batch item failures, one file at a time, within its reservation', () => {
+    it('reports batch item failures, one file at a time, at most two at once', () => {
       template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [id(parse.queue), 'Arn'] },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
