@@ -123,6 +123,20 @@ export const environmentSchema = z
       .number()
       .refine((d) => (LOG_RETENTION_DAYS as readonly number[]).includes(d), `must be one of ${LOG_RETENTION_DAYS.join(', ')}`)
       .default(400),
+    /**
+     * IAM roles the analysts' managed policy (output AnalystPolicyArn) is attached to. Not SSO roles
+     * (AWSReservedSSO_*): IAM Identity Center owns those; add the policy to the permission set by name instead.
+     */
+    analystRoleArns: z
+      .array(
+        z
+          .string()
+          .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+/, 'must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)')
+          .refine((a) => !/:role\/aws-reserved\/sso\.amazonaws\.com\//.test(a), {
+            message: "an IAM Identity Center role cannot be changed: add the policy (output AnalystPolicyName) to the permission set's customer managed policies",
+          }),
+      )
+      .default([]),
     /** The freshness alarm fires when no load of a report completed within its window plus this grace. */
     freshnessGraceHours: z.number().int().min(1).max(48).default(6),
   })

@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from '../config/environments.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { Alarms } from './alarms.js';
+import { Analysts } from './analysts.js';
 import { Catalog } from './catalog.js';
 import { Credentials } from './credentials.js';
 import { PipelineDashboard } from './dashboard.js';
@@ -30,6 +31,7 @@ export class ReportsPipelineStack extends Stack {
   readonly catalog: Catalog;
   readonly alarms: Alarms;
   readonly dashboard: PipelineDashboard;
+  readonly analysts: Analysts;
 
   constructor(scope: Construct, id: string, props: ReportsPipelineStackProps) {
     const { config: c, reports } = props;
@@ -109,6 +111,17 @@ export class ReportsPipelineStack extends Stack {
       removalPolicy,
     });
 
+    this.analysts = new Analysts(this, 'Analysts', {
+      environment: c.name,
+      databaseName: this.catalog.database.databaseName,
+      database: this.catalog.database,
+      workGroupName: this.catalog.workGroup.ref,
+      curatedBucket: this.lake.curatedBucket,
+      resultsBucket: this.lake.resultsBucket,
+      key,
+      roleArns: c.analystRoleArns,
+    });
+
     const deadLetterQueues = {
       schedule: this.fetch.scheduleDeadLetterQueue,
       'fetch-failures': this.fetch.failedRunsQueue,
@@ -157,6 +170,11 @@ export class ReportsPipelineStack extends Stack {
       AthenaWorkGroupName: { value: this.catalog.workGroup.ref, description: 'Run queries in this workgroup (it enforces encrypted results and a scan limit)' },
       AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'Alarms are published here; subscribe more endpoints as needed' },
       DashboardName: { value: this.dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of this environment' },
+      AnalystPolicyArn: {
+        value: this.analysts.policy.managedPolicyArn,
+        description: "Everything querying needs: attach it to the analysts' IAM role (or analystRoleArns), or by name to an SSO permission set",
+      },
+      AnalystPolicyName: { value: this.analysts.policy.managedPolicyName, description: 'The analysts\' policy by name, as an SSO permission set refers to it' },
       ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
     };
     for (const [id, o] of Object.entries(outputs)) new CfnOutput(this, id, o);
