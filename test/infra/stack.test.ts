@@ -152,6 +152,8 @@ describe('ReportsPipelineStack', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: Cfn }>;
     assert.deepEqual(Object.keys(outputs).sort(), [
       'AlarmTopicArn',
+      'AnalystPolicyArn',
+      'AnalystPolicyName',
       'AthenaResultsBucketName',
       'AthenaWorkGroupName',
       'CuratedBucketName',
