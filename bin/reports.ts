@@ -145,6 +145,16 @@ program
     if (summary.failed.length || summary.notTried) process.exitCode = 1;
   });
 
+program
+  .command('status')
+  .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts)')
+  .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
+  .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
+  .action(async (opts) => {
+    const { runStatusCommand } = await import('../local/cli/status.js');
+    process.exitCode = await runStatusCommand(opts);
+  });
+
 program.parseAsync(process.argv).catch((e: unknown) => {
   // Typed errors already say what to do; anything else is a bug worth its stack.
   if (isPipelineError(e)) console.error(`${e.code}: ${e.message}`);

@@ -1,6 +1,7 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from '../config/environments.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
@@ -147,14 +148,14 @@ export class ReportsPipelineStack extends Stack {
       reportIds: reports.map((r) => r.id),
     });
 
-    this.addOutputs();
+    this.addOutputs(deadLetterQueues);
   }
 
   /**
    * What an operator needs after `cdk deploy` (README, "Deploy"): where to put the secret, which function a
    * backfill invokes, where the data and the queries are. Shown by the CLI and in the CloudFormation console.
    */
-  private addOutputs(): void {
+  private addOutputs(deadLetterQueues: Record<string, sqs.IQueue>): void {
     const outputs: Record<string, { value: string; description: string }> = {
       FetchFunctionName: {
         value: this.fetch.function.function.functionName,
@@ -177,6 +178,11 @@ export class ReportsPipelineStack extends Stack {
       AnalystPolicyName: { value: this.analysts.policy.managedPolicyName, description: 'The analysts\' policy by name, as an SSO permission set refers to it' },
       ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
     };
+    // One per dead-letter queue, so `reports status` finds them all by name (DeadLetters<Name>QueueUrl).
+    for (const [name, queue] of Object.entries(deadLetterQueues)) {
+      const pascal = name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+      outputs[`DeadLetters${pascal}QueueUrl`] = { value: queue.queueUrl, description: `The ${name} dead-letter queue (alarm dead-letters-${name})` };
+    }
     for (const [id, o] of Object.entries(outputs)) new CfnOutput(this, id, o);
   }
 }
