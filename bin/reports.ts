@@ -129,7 +129,7 @@ program
   .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
-  .option('--concurrency <n>', 'windows in flight at once (2 matches the fetch function\'s reserved concurrency)', wholeNumber, 2)
+  .option('--concurrency <n>', 'windows in flight at once: the most requests the gateway sees from the backfill', wholeNumber, 2)
   .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
   .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
   .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
