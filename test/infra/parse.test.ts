@@ -32,13 +32,8 @@ function build(reservedConcurrency?: number) {
 }
 
 describe('Parse concurrency', () => {
-  it('reserves nothing by default, and the queue poller alone bounds the load', () => {
-    const { fn, mapping } = build();
-    assert.equal(fn.ReservedConcurrentExecutions, undefined);
-    assert.deepEqual(mapping.ScalingConfig, { MaximumConcurrency: PARSE_MAX_CONCURRENCY });
-  });
-
-  it('reserves what the environment opts into, and polls no more than that', () => {
+  // The default (no reservation, the poller at PARSE_MAX_CONCURRENCY) is asserted on the whole stack (deploy-readiness.ts).
+  it(`reserves what the environment opts into, and polls no more than that (${PARSE_MAX_CONCURRENCY} without a reservation)`, () => {
     const { fn, mapping } = build(5);
     assert.equal(fn.ReservedConcurrentExecutions, 5);
     assert.deepEqual(mapping.ScalingConfig, { MaximumConcurrency: 5 });

@@ -11,6 +11,7 @@ import { loadEnvironments } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
 import { MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
+import { deployReadinessSuites } from './deploy-readiness.js';
 import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
@@ -20,6 +21,7 @@ import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipe
 const [integration, production] = loadEnvironments();
 const reports = loadCatalog().reports;
 const prod: SynthesizedPipeline = synthPipeline(production!, addCompliancePacks);
+const integ: SynthesizedPipeline = synthPipeline(integration!, addCompliancePacks);
 const { stack, template } = prod;
 const id = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
 const lambdaOf = (c: { function: { function: object } }) => resourcesOf(template, 'AWS::Lambda::Function')[id(c.function.function as never)]!;
@@ -249,7 +251,7 @@ describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1', () => {
   const used = recordAcknowledgementUse();
   const variants: Array<[string, App]> = [
     ['production (retain)', prod.app],
-    ['integration (destroy)', synthPipeline(integration!, addCompliancePacks).app],
+    ['integration (destroy)', integ.app],
   ];
 
   for (const [name, app] of variants) {
@@ -277,3 +279,7 @@ describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1', () => {
     }
   });
 });
+
+// Issue 10: delivery paths and a first deploy into a fresh account, on the same two templates (deploy-readiness.ts).
+deployReadinessSuites(production!, prod);
+deployReadinessSuites(integration!, integ);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadEnvironments } from '../../config/environments.js';
+import type { EnvironmentConfig } from '../../config/environments.js';
 import { PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
 import { walkDeliveryPaths, type DeliveryPath, type PathKind } from './delivery-paths.js';
-import { logicalIdOf, synthPipeline, type Cfn } from './helpers.js';
+import { logicalIdOf, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
  * The shipped environments' templates read as a first `cdk deploy` into a fresh account, and its first failure,
@@ -38,10 +38,8 @@ function assertDeliverable(template: Json): DeliveryPath[] {
 const clone = (t: Json): Json => structuredClone(t);
 const byType = (t: Json, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
 
-const [integration, production] = loadEnvironments();
-const synthesized = [production!, integration!].map((config) => ({ config, ...synthPipeline(config) }));
-
-for (const { config, stack, template } of synthesized) {
+/** The suites for one synthesized environment; stack.test.ts calls it with the stacks it synthesizes anyway. */
+export function deployReadinessSuites(config: EnvironmentConfig, { stack, template }: SynthesizedPipeline): void {
   const json = template.toJSON() as Json;
 
   describe(`${config.name}: delivery paths`, () => {
