@@ -49,6 +49,11 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
       assert.equal(paths.filter((p) => p.kind === 'alarm-to-topic').length, byType(json, 'AWS::CloudWatch::Alarm').length);
       assert.equal(paths.filter((p) => p.kind === 'scheduler-to-dead-letter-queue').length, byType(json, 'AWS::Scheduler::Schedule').length);
       assert.equal(paths.filter((p) => p.kind === 'logs-to-log-group').length, 2);
+      // A walk that recognises nothing must not pass as "nothing broken".
+      assert.throws(() => assertDeliverable({ Resources: {}, Outputs: {} }), /matched no delivery path/);
+      const withoutSchedules = clone(json);
+      for (const [id] of byType(withoutSchedules, 'AWS::Scheduler::Schedule')) delete withoutSchedules.Resources[id];
+      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-function, scheduler-to-dead-letter-queue found/);
     });
 
     it('fails on a topic policy that holds only the TLS deny (the policy before issue 10)', () => {
