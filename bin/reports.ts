@@ -130,7 +130,7 @@ program
   .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
-  .option('--concurrency <n>', 'windows in flight at once (2 matches the fetch function\'s reserved concurrency)', wholeNumber, 2)
+  .option('--concurrency <n>', 'windows in flight at once: the most requests the gateway sees from the backfill', wholeNumber, 2)
   .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
   .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
   .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
@@ -145,6 +145,16 @@ program
     const summary = await runBackfillCommand(opts);
     // Windows that did not load (failed, or not tried after a failure that stops the run) make it a failed command.
     if (summary.failed.length || summary.notTried) process.exitCode = 1;
+  });
+
+program
+  .command('status')
+  .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts)')
+  .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
+  .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
+  .action(async (opts) => {
+    const { runStatusCommand } = await import('../local/cli/status.js');
+    process.exitCode = await runStatusCommand(opts);
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -16,7 +16,7 @@ const LOG_RETENTION_DAYS = [
 
 const days = (min: number, max = 36_500) => z.number().int().min(min).max(max);
 
-const functionSchema = (defaults: { timeoutSeconds: number; memoryMb: number; reservedConcurrency: number }) =>
+const functionSchema = (defaults: { timeoutSeconds: number; memoryMb: number; reservedConcurrency: number | null }) =>
   z
     .object({
       timeoutSeconds: days(1, 900).default(defaults.timeoutSeconds).describe('Lambda time-out, 1-900 s'),
@@ -29,8 +29,9 @@ const functionSchema = (defaults: { timeoutSeconds: number; memoryMb: number; re
         .nullable()
         .default(defaults.reservedConcurrency)
         .describe(
-          'Reserved concurrency (a cap, so a burst cannot hammer the gateway or the account). null = none: ' +
-            'use it in accounts whose concurrency quota is still 10, where any reservation fails the deploy.',
+          'Reserved concurrency, opt-in (default null: none). A new account has a Lambda concurrency quota of 10, and any ' +
+            'reservation there fails the deploy ("below its minimum value of [10]"); raise the quota first. The load is ' +
+            "bounded without it: the parse queue's maximum concurrency and the backfill's --concurrency.",
         ),
     })
     .strict()
@@ -105,19 +106,37 @@ export const environmentSchema = z
       })
       .strict()
       .default({ resultsExpirationDays: 7, bytesScannedCutoffPerQuery: 10 * 1024 ** 3 }),
-    /** One gateway call with its retries and a streamed upload: minutes, little memory. */
-    fetch: functionSchema({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 2 }),
+    /**
+     * One gateway call with its retries and a streamed upload: minutes, little memory. No reservation by default:
+     * it would fail the first deploy in a new account (quota 10); one schedule per report and the backfill's
+     * --concurrency already bound the calls to the gateway.
+     */
+    fetch: functionSchema({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: null }),
     /**
      * A 1M-row CSV takes ~7 s and ~200 MB on one vCPU; 2048 MB buys 1.16 vCPUs and headroom, 900 s big backfills.
      * Below 3,538 MB (two vCPUs' worth) the stack encodes Parquet inline, from there on a worker thread (lib/parse.ts).
      */
-    parse: functionSchema({ timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: 2 }),
+    parse: functionSchema({ timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: null }),
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
     /** PCI DSS 10.7 keeps audit trails at least a year: 400 days leaves margin (also the access-log expiry). */
     logRetentionDays: z
       .number()
       .refine((d) => (LOG_RETENTION_DAYS as readonly number[]).includes(d), `must be one of ${LOG_RETENTION_DAYS.join(', ')}`)
       .default(400),
+    /**
+     * IAM roles the analysts' managed policy (output AnalystPolicyArn) is attached to. Not SSO roles
+     * (AWSReservedSSO_*): IAM Identity Center owns those; add the policy to the permission set by name instead.
+     */
+    analystRoleArns: z
+      .array(
+        z
+          .string()
+          .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/.+/, 'must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)')
+          .refine((a) => !/:role\/aws-reserved\/sso\.amazonaws\.com\//.test(a), {
+            message: "an IAM Identity Center role cannot be changed: add the policy (output AnalystPolicyName) to the permission set's customer managed policies",
+          }),
+      )
+      .default([]),
     /** The freshness alarm fires when no load of a report completed within its window plus this grace. */
     freshnessGraceHours: z.number().int().min(1).max(48).default(6),
   })

@@ -30,10 +30,11 @@ export interface AlarmsProps {
   /** Added to each report's window before "no fresh data" alarms. */
   readonly freshnessGrace: Duration;
   /**
-   * Whether the freshness alarms notify. Off while the schedules are off: with no runs, "no rows" would alarm
-   * for ever (missing data counts as breaching).
+   * Whether the schedules run. While they do not, the freshness alarms treat missing data as not breaching, so
+   * they rest in OK; turning the schedules on makes missing data breaching, and an alarm with nothing loading
+   * then goes from OK to ALARM, a transition, which is what CloudWatch notifies on.
    */
-  readonly freshnessActionsEnabled: boolean;
+  readonly schedulesEnabled: boolean;
 }
 
 /** CloudWatch alarms evaluate at most 7 days (period x evaluation periods). */
@@ -62,6 +63,7 @@ export class Alarms extends Construct {
       enforceSSL: true,
     });
     for (const email of props.emails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    this.allowCloudWatchAlarms();
     // CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only).
     props.key.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -151,10 +153,32 @@ export class Alarms extends Construct {
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         evaluationPeriods: 1,
-        // No data point at all is exactly what this alarm is about.
-        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-        actionsEnabled: props.freshnessActionsEnabled,
+        // With schedules on, no data point at all is exactly what this alarm is about. With them off nothing is
+        // expected: OK, not ALARM, so that switching them on is a transition CloudWatch notifies on (an alarm
+        // already in ALARM when its actions are switched on never notifies).
+        treatMissingData: props.schedulesEnabled ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
       });
     }
+  }
+
+  /**
+   * An AWS::SNS::TopicPolicy replaces the topic's default policy, whose same-account Allow is what lets
+   * CloudWatch publish; CDK writes one for enforceSSL (the TLS deny), so the Allow has to be explicit: only
+   * alarms of this account, in this region (aws:SourceArn), may publish.
+   */
+  private allowCloudWatchAlarms(): void {
+    const { account, region, partition } = Stack.of(this);
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsOfThisAccount',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': account },
+          ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+        },
+      }),
+    );
   }
 }

@@ -129,27 +129,29 @@ export class Fetch extends Construct {
     });
 
     for (const report of props.reports) {
-      this.schedules.push(
-        new scheduler.Schedule(this, `Schedule-${report.id}`, {
-          scheduleGroup: this.scheduleGroup,
-          description: `Fetch report "${report.id}" (${report.cron} ${report.timeZone})`,
-          schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
-          // Runs at the time the definition says: the report window is computed from it.
-          timeWindow: scheduler.TimeWindow.off(),
-          enabled: props.schedulesEnabled,
-          target: new targets.LambdaInvoke(fn, {
-            role: schedulerRole,
-            // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
-            input: scheduler.ScheduleTargetInput.fromObject({
-              reportId: report.id,
-              scheduledTime: scheduler.ContextAttribute.scheduledTime,
-            }),
-            retryAttempts: 3,
-            maxEventAge: Duration.hours(1),
-            deadLetterQueue: this.scheduleDeadLetterQueue,
+      const schedule = new scheduler.Schedule(this, `Schedule-${report.id}`, {
+        scheduleGroup: this.scheduleGroup,
+        description: `Fetch report "${report.id}" (${report.cron} ${report.timeZone})`,
+        schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
+        // Runs at the time the definition says: the report window is computed from it.
+        timeWindow: scheduler.TimeWindow.off(),
+        enabled: props.schedulesEnabled,
+        target: new targets.LambdaInvoke(fn, {
+          role: schedulerRole,
+          // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
+          input: scheduler.ScheduleTargetInput.fromObject({
+            reportId: report.id,
+            scheduledTime: scheduler.ContextAttribute.scheduledTime,
           }),
+          retryAttempts: 3,
+          maxEventAge: Duration.hours(1),
+          deadLetterQueue: this.scheduleDeadLetterQueue,
         }),
-      );
+      });
+      // The schedule names its group by name, a plain string: without the dependency CloudFormation may create the
+      // schedule first and fail ("schedule group ... does not exist").
+      schedule.node.addDependency(this.scheduleGroup);
+      this.schedules.push(schedule);
     }
   }
 }

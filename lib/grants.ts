@@ -45,6 +45,16 @@ export function grantObjectRead(grantee: iam.IGrantable, bucket: s3.IBucket, pre
 }
 
 /**
+ * s3:ListBucket on the raw bucket, so that S3 answers 404 for a deleted raw key instead of 403 (S3 hides whether a
+ * key exists from callers that may not list): the parse function then skips the file instead of failing it into the
+ * dead-letter queue. Not narrowed by an s3:prefix condition: the existence check behind a GET or HEAD carries no
+ * s3:prefix, so such a condition would never match and the 403 would stay; the raw bucket holds only raw/ anyway.
+ */
+export function grantListRaw(grantee: iam.IGrantable, bucket: s3.IBucket): void {
+  iam.Grant.addToPrincipal({ grantee, actions: ['s3:ListBucket'], resourceArns: [bucket.bucketArn] });
+}
+
+/**
  * PutObject (single or multipart: lib-storage streams) and AbortMultipartUpload under the prefixes.
  * SSE-KMS multipart uploads need kms:GenerateDataKey for each part and kms:Decrypt to complete.
  * `tagging`: also tag the objects written (the fetch function tags each raw file with its SHA-256, known

@@ -22,8 +22,17 @@ export interface LakeProps {
   readonly accessLogsExpiration: Duration;
 }
 
-/** Expiring objects in a versioned bucket leaves delete markers behind: clean them up once alone. */
-const DROP_DELETE_MARKERS: s3.LifecycleRule = { id: 'drop-expired-delete-markers', expiredObjectDeleteMarker: true };
+/**
+ * Expiring objects in a versioned bucket leaves delete markers behind: remove them once they stand alone, and the
+ * expired (noncurrent) versions after a day. Two actions in one rule because CloudFormation refuses a rule whose
+ * only action is ExpiredObjectDeleteMarker ("At least one of [ExpirationDate, ExpirationInDays, ...] needs to be
+ * specified"), and S3 refuses it beside an expiration in days in the same rule.
+ */
+const dropExpiredVersions = (noncurrentFor: Duration): s3.LifecycleRule => ({
+  id: 'drop-expired-versions-and-delete-markers',
+  expiredObjectDeleteMarker: true,
+  noncurrentVersionExpiration: noncurrentFor,
+});
 
 /**
  * The data lake: one customer-managed KMS key for the environment's data, and four buckets.
@@ -72,8 +81,8 @@ export class Lake extends Construct {
       ...common,
       encryption: s3.BucketEncryption.S3_MANAGED,
       lifecycleRules: [
-        { id: 'expire-logs', expiration: props.accessLogsExpiration, noncurrentVersionExpiration: Duration.days(1) },
-        DROP_DELETE_MARKERS,
+        { id: 'expire-logs', expiration: props.accessLogsExpiration },
+        dropExpiredVersions(Duration.days(1)),
       ],
     });
     this.acknowledgeAccessLogsBucket();
@@ -125,10 +134,9 @@ export class Lake extends Construct {
         {
           id: 'expire-results',
           expiration: props.resultsExpiration,
-          noncurrentVersionExpiration: Duration.days(1),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
-        DROP_DELETE_MARKERS,
+        dropExpiredVersions(Duration.days(1)),
       ],
     });
 

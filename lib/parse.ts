@@ -5,7 +5,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { grantObjectRead, grantObjectWrite } from './grants.js';
+import { grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
@@ -23,6 +23,12 @@ export interface ParseProps extends FunctionSettings {
 export const MAX_RECEIVE_COUNT = 3;
 /** AWS's guidance for SQS-triggered functions: visibility at least six times the function time-out. */
 export const VISIBILITY_FACTOR = 6;
+
+/**
+ * Parse invocations the SQS poller runs at once without a reservation (2 is the least SQS allows). It bounds the
+ * load on its own, so no reserved concurrency is needed, which a new account (concurrency quota 10) refuses.
+ */
+export const PARSE_MAX_CONCURRENCY = 2;
 
 /** Lambda's CPU share grows with memory: one vCPU's worth of time at 1,769 MB (AWS documentation). */
 export const MB_PER_VCPU = 1769;
@@ -99,6 +105,7 @@ export class Parse extends Construct {
     });
     const fn = this.function.function;
     grantObjectRead(fn, props.rawBucket, ['raw/']);
+    grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
 
     fn.addEventSource(
@@ -106,8 +113,9 @@ export class Parse extends Construct {
         // One raw file per invocation: a file can be hundreds of MB and gets the whole time-out to itself.
         batchSize: 1,
         reportBatchItemFailures: true,
-        // Never poll more than the reservation allows: throttled receives would count towards the DLQ.
-        maxConcurrency: props.reservedConcurrency,
+        // Never poll more than a reservation allows (throttled receives would count towards the DLQ); without one,
+        // this alone bounds the parse load.
+        maxConcurrency: props.reservedConcurrency ?? PARSE_MAX_CONCURRENCY,
       }),
     );
 

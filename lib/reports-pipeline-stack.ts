@@ -1,10 +1,12 @@
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from '../config/environments.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { Alarms } from './alarms.js';
+import { Analysts } from './analysts.js';
 import { Catalog } from './catalog.js';
 import { Credentials } from './credentials.js';
 import { PipelineDashboard } from './dashboard.js';
@@ -30,6 +32,7 @@ export class ReportsPipelineStack extends Stack {
   readonly catalog: Catalog;
   readonly alarms: Alarms;
   readonly dashboard: PipelineDashboard;
+  readonly analysts: Analysts;
 
   constructor(scope: Construct, id: string, props: ReportsPipelineStackProps) {
     const { config: c, reports } = props;
@@ -44,7 +47,9 @@ export class ReportsPipelineStack extends Stack {
     Tags.of(this).add('project', 'paynet-reports');
     Tags.of(this).add('environment', c.name);
 
-    const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN;
+    // Retained, except when the create itself rolls back: CloudFormation applies plain Retain to a failed first
+    // deploy too, and the retry then fails on the named buckets, secret and database that "already exist".
+    const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
     if (/\.example$/.test(new URL(c.gateway.endpointUrl).hostname)) {
       Annotations.of(this).addWarningV2(
@@ -107,6 +112,17 @@ export class ReportsPipelineStack extends Stack {
       removalPolicy,
     });
 
+    this.analysts = new Analysts(this, 'Analysts', {
+      environment: c.name,
+      databaseName: this.catalog.database.databaseName,
+      database: this.catalog.database,
+      workGroupName: this.catalog.workGroup.ref,
+      curatedBucket: this.lake.curatedBucket,
+      resultsBucket: this.lake.resultsBucket,
+      key,
+      roleArns: c.analystRoleArns,
+    });
+
     const deadLetterQueues = {
       schedule: this.fetch.scheduleDeadLetterQueue,
       'fetch-failures': this.fetch.failedRunsQueue,
@@ -121,7 +137,7 @@ export class ReportsPipelineStack extends Stack {
       key,
       emails: c.alarmEmails,
       freshnessGrace: Duration.hours(c.freshnessGraceHours),
-      freshnessActionsEnabled: c.schedulesEnabled,
+      schedulesEnabled: c.schedulesEnabled,
     });
     this.dashboard = new PipelineDashboard(this, 'Dashboard', {
       environment: c.name,
@@ -132,14 +148,14 @@ export class ReportsPipelineStack extends Stack {
       reportIds: reports.map((r) => r.id),
     });
 
-    this.addOutputs();
+    this.addOutputs(deadLetterQueues);
   }
 
   /**
    * What an operator needs after `cdk deploy` (README, "Deploy"): where to put the secret, which function a
    * backfill invokes, where the data and the queries are. Shown by the CLI and in the CloudFormation console.
    */
-  private addOutputs(): void {
+  private addOutputs(deadLetterQueues: Record<string, sqs.IQueue>): void {
     const outputs: Record<string, { value: string; description: string }> = {
       FetchFunctionName: {
         value: this.fetch.function.function.functionName,
@@ -155,8 +171,18 @@ export class ReportsPipelineStack extends Stack {
       AthenaWorkGroupName: { value: this.catalog.workGroup.ref, description: 'Run queries in this workgroup (it enforces encrypted results and a scan limit)' },
       AlarmTopicArn: { value: this.alarms.topic.topicArn, description: 'Alarms are published here; subscribe more endpoints as needed' },
       DashboardName: { value: this.dashboard.dashboard.dashboardName, description: 'CloudWatch dashboard of this environment' },
+      AnalystPolicyArn: {
+        value: this.analysts.policy.managedPolicyArn,
+        description: "Everything querying needs: attach it to the analysts' IAM role (or analystRoleArns), or by name to an SSO permission set",
+      },
+      AnalystPolicyName: { value: this.analysts.policy.managedPolicyName, description: 'The analysts\' policy by name, as an SSO permission set refers to it' },
       ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
     };
+    // One per dead-letter queue, so `reports status` finds them all by name (DeadLetters<Name>QueueUrl).
+    for (const [name, queue] of Object.entries(deadLetterQueues)) {
+      const pascal = name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+      outputs[`DeadLetters${pascal}QueueUrl`] = { value: queue.queueUrl, description: `The ${name} dead-letter queue (alarm dead-letters-${name})` };
+    }
     for (const [id, o] of Object.entries(outputs)) new CfnOutput(this, id, o);
   }
 }

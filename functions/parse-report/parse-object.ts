@@ -11,8 +11,9 @@ import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type Local
 import { recordLoad, recordLoadCompleted } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
-import { currentVersionId, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { currentVersionId, ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
 import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
+import { rawObjectState } from './raw-state.js';
 
 /**
  * One raw object to the curated bucket: the CSV streamed through the converter into a multipart upload
@@ -49,7 +50,7 @@ export interface RawObjectRef {
 }
 
 export type ParseResult =
-  | { outcome: 'ignored' | 'superseded'; key: string; reason: string }
+  | { outcome: 'ignored' | 'superseded' | 'deleted'; key: string; reason: string }
   | {
       outcome: LoadManifest['outcome'];
       key: string;
@@ -185,11 +186,28 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     });
     return { outcome: 'superseded', key: object.key, reason: `version ${object.versionId} is no longer the current one` };
   };
+  /**
+   * A raw file deleted before its event was handled (by hand, or a window cleaned up) is not a failed load:
+   * nothing to parse, no manifest, no message parked in the dead-letter queue; a log line says so.
+   */
+  const skipDeleted = (): ParseResult => {
+    logger.info('The raw file was deleted before it was parsed: nothing to load, this event is skipped', { versionId: object.versionId });
+    return { outcome: 'deleted', key: object.key, reason: 'the raw file no longer exists' };
+  };
   let deferredRejects: ReturnType<typeof deferringEnd> | undefined;
 
   try {
-    if (await superseded()) return skipSuperseded();
-    const opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
+    const state = await rawObjectState(deps.s3, object);
+    if (state === 'superseded') return skipSuperseded();
+    if (state === 'deleted') return skipDeleted();
+    let opened: Awaited<ReturnType<typeof openObjectStream>>;
+    try {
+      opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
+    } catch (e) {
+      // Deleted between the look and the read (or the version itself was deleted).
+      if (e instanceof ObjectNotFound) return skipDeleted();
+      throw e;
+    }
     source = {
       ...source,
       ...(opened.versionId ? { versionId: opened.versionId } : {}),

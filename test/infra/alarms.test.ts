@@ -36,7 +36,7 @@ function build(overrides: Partial<AlarmsProps> = {}) {
     key: f.key,
     emails: ['ops@merchant.test', 'finance@merchant.test'],
     freshnessGrace: Duration.hours(6),
-    freshnessActionsEnabled: true,
+    schedulesEnabled: true,
     ...overrides,
   });
   new PipelineDashboard(stack, 'Dashboard', {
@@ -72,6 +72,20 @@ describe('Alarms', () => {
     template.hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
     });
+  });
+
+  it('lets CloudWatch alarms of this account, and nothing else, publish beside the TLS deny', () => {
+    // A topic policy replaces SNS's default one: without this Allow every alarm action fails "not authorized".
+    const [policy] = Object.values(resourcesOf(template, 'AWS::SNS::TopicPolicy')).map((p) => p.Properties as Cfn);
+    const statements = policy.PolicyDocument.Statement as Cfn[];
+    const allow = statements.filter((s) => s.Effect === 'Allow');
+    assert.equal(allow.length, 1);
+    assert.deepEqual(allow[0].Principal, { Service: 'cloudwatch.amazonaws.com' });
+    assert.equal(allow[0].Action, 'sns:Publish');
+    assert.deepEqual(allow[0].Resource, { Ref: logicalIdOf(stack, alarms.topic) });
+    assert.deepEqual(allow[0].Condition.StringEquals, { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
+    assert.match(JSON.stringify(allow[0].Condition.ArnLike['aws:SourceArn']), /:cloudwatch:.*:alarm:\*/);
+    assert.ok(statements.some((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false'));
   });
 
   it('notifies on alarm and on recovery, every alarm', () => {
@@ -136,14 +150,23 @@ describe('Alarms', () => {
       assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
       assert.equal(stat.Period, hours * 3600);
       assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 'LessThanThreshold', 1, 1, 'breaching']);
-      assert.equal(a.ActionsEnabled, true);
+      assert.notEqual(a.ActionsEnabled, false);
     }
   });
 
-  it('keeps freshness alarms quiet while schedules are off, and refuses windows CloudWatch cannot watch', () => {
-    const quiet = build({ freshnessActionsEnabled: false, emails: [] });
-    const fresh = Object.values(resourcesOf(quiet.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
-    for (const a of fresh) assert.equal(a.ActionsEnabled, /no-fresh-data/.test(a.AlarmName) ? false : undefined, a.AlarmName);
+  it('rests freshness alarms in OK while schedules are off, actions on, so switching schedules on notifies', () => {
+    const quiet = build({ schedulesEnabled: false, emails: [] });
+    const all = Object.values(resourcesOf(quiet.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
+    const fresh = all.filter((a) => /no-fresh-data/.test(a.AlarmName));
+    assert.equal(fresh.length, 2);
+    // CloudWatch notifies on transitions only: an alarm sitting in ALARM with actions off would stay silent once
+    // they are switched on. Not breaching while off (state OK), breaching once on (OK -> ALARM, a notification).
+    for (const a of fresh) {
+      assert.equal(a.TreatMissingData, 'notBreaching', a.AlarmName);
+      assert.notEqual(a.ActionsEnabled, false, a.AlarmName);
+      assert.ok(a.AlarmActions?.length, a.AlarmName);
+    }
+    for (const a of all) assert.notEqual(a.ActionsEnabled, false, a.AlarmName);
     quiet.template.resourceCountIs('AWS::SNS::Subscription', 0);
     assert.throws(() => build({ reports: [{ id: 'weekly', window: 'P7D' }] }), /longer than the 7 days/);
   });

@@ -27,8 +27,8 @@ describe('environments configuration', () => {
     assert.deepEqual(env.raw, { transitionAfterDays: 30, storageClass: 'GLACIER_INSTANT_RETRIEVAL', noncurrentVersionExpirationDays: 365 });
     assert.equal(env.athena.resultsExpirationDays, 7);
     assert.equal(env.athena.bytesScannedCutoffPerQuery, 10 * 1024 ** 3);
-    assert.deepEqual(env.fetch, { timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 2 });
-    assert.deepEqual(env.parse, { timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: 2 });
+    assert.deepEqual(env.fetch, { timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: null });
+    assert.deepEqual(env.parse, { timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: null });
     assert.equal(env.logRetentionDays, 400);
     assert.equal(env.account, undefined, 'environment-agnostic unless configured');
   });

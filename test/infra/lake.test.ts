@@ -111,6 +111,26 @@ describe('Lake', () => {
     assert.equal(bucket(ids.logs).LifecycleConfiguration.Rules[0].ExpirationInDays, 400);
   });
 
+  it('gives every lifecycle rule an action CloudFormation accepts on its own', () => {
+    // AWS::S3::Bucket Rule: "At least one of [...] needs to be specified"; ExpiredObjectDeleteMarker is not in the list.
+    const actions = [
+      'AbortIncompleteMultipartUpload', 'ExpirationDate', 'ExpirationInDays', 'NoncurrentVersionExpiration',
+      'NoncurrentVersionExpirationInDays', 'NoncurrentVersionTransition', 'NoncurrentVersionTransitions', 'Transition', 'Transitions',
+    ];
+    let rules = 0;
+    for (const [logicalId, b] of Object.entries(buckets)) {
+      for (const rule of (b.Properties as Cfn).LifecycleConfiguration?.Rules ?? []) {
+        rules++;
+        assert.ok(actions.some((a) => rule[a] !== undefined), `${logicalId} rule ${rule.Id} has no action of its own`);
+        // S3 refuses ExpiredObjectDeleteMarker beside an expiration in days or by date.
+        if (rule.ExpiredObjectDeleteMarker) assert.ok(rule.ExpirationInDays === undefined && rule.ExpirationDate === undefined, rule.Id);
+      }
+    }
+    assert.ok(rules >= 6, `${rules} rules seen`);
+    const cleanup = (logicalId: string) => (buckets[logicalId]!.Properties as Cfn).LifecycleConfiguration.Rules.find((r: Cfn) => r.ExpiredObjectDeleteMarker);
+    for (const logicalId of [ids.logs, ids.results]) assert.deepEqual(cleanup(logicalId).NoncurrentVersionExpiration, { NoncurrentDays: 1 }, logicalId);
+  });
+
   it('lets CloudWatch Logs of this account only use the key', () => {
     template.hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: {

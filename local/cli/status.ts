@@ -1,0 +1,345 @@
+import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { parseWindowSize } from '../../functions/core/window.js';
+
+/**
+ * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
+ * what is left to do. Reads the stack's outputs, then one check per item: the secret no longer holds the
+ * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
+ * messages waiting in each dead-letter queue, and one `SELECT count(*)` per report through the workgroup for the
+ * newest `dt`. A check that cannot be made (no permission, a throttled call) says so and the others still run.
+ * The secret's value is read only to compare it with the placeholder: it is never printed.
+ */
+
+export type Verdict = 'OK' | 'TODO' | 'UNKNOWN';
+
+export interface StatusItem {
+  /** What is checked, e.g. "secret", "schedule transactions". */
+  item: string;
+  verdict: Verdict;
+  /** What was found, and for TODO or UNKNOWN what to do. */
+  detail: string;
+}
+
+export interface StatusClients {
+  cloudFormation: CloudFormationClient;
+  secrets: SecretsManagerClient;
+  sns: SNSClient;
+  scheduler: SchedulerClient;
+  s3: S3Client;
+  sqs: SQSClient;
+  athena: AthenaClient;
+}
+
+export interface StatusInput {
+  environment: string;
+  /** The reports of the catalog: id and window ("P1D"). */
+  reports: ReadonlyArray<{ id: string; window: string }>;
+  /** The environment's freshnessGraceHours: a newest load older than window + grace is late. */
+  freshnessGraceHours: number;
+  clients: StatusClients;
+  now?: () => Date;
+  /** Between polls of a running Athena query. */
+  sleep?: (ms: number) => Promise<void>;
+  /** How long to wait for each count query. */
+  queryTimeoutMs?: number;
+}
+
+/** The same text the stack writes as the created secret's value (lib/credentials.ts PLACEHOLDER_SECRET). */
+const PLACEHOLDER = 'REPLACE_ME';
+const DOCS = 'docs/deploy.md';
+
+const stackNameOf = (environment: string) => `PaynetReports-${environment}`;
+const errorName = (e: unknown) => (e instanceof Error ? e.name : 'Error');
+const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+const unknown = (item: string, e: unknown, need: string): StatusItem => ({
+  item,
+  verdict: 'UNKNOWN',
+  detail: `could not check (${errorText(e)}); your credentials need ${need}`,
+});
+
+function formatAge(ms: number): string {
+  const hours = ms / 3_600_000;
+  if (hours < 1) return `${Math.max(0, Math.round(ms / 60_000))} min`;
+  if (hours < 48) return `${Math.round(hours)} h`;
+  return `${Math.round(hours / 24)} days`;
+}
+
+async function stackOutputs(input: StatusInput): Promise<{ items: StatusItem[]; outputs?: Record<string, string> }> {
+  const name = stackNameOf(input.environment);
+  let stack;
+  try {
+    stack = (await input.clients.cloudFormation.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0];
+  } catch (e) {
+    if (errorName(e) === 'ValidationError' && /does not exist/.test(String((e as Error).message))) {
+      return { items: [{ item: 'stack', verdict: 'TODO', detail: `${name} is not deployed in this account and region: npx cdk deploy ${name} (${DOCS}, step 4)` }] };
+    }
+    return { items: [unknown('stack', e, 'cloudformation:DescribeStacks')] };
+  }
+  const status = stack?.StackStatus ?? 'UNKNOWN';
+  const outputs = Object.fromEntries((stack?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  if (status === 'ROLLBACK_COMPLETE' || status === 'ROLLBACK_FAILED') {
+    return {
+      items: [
+        {
+          item: 'stack',
+          verdict: 'TODO',
+          detail:
+            `${name} is ${status}: its first deploy failed and it cannot be updated. Read the first failed event ` +
+            `(aws cloudformation describe-stack-events --stack-name ${name}), fix the cause, then delete the stack and deploy again ` +
+            `(${DOCS}, "A first deploy that failed")`,
+        },
+      ],
+    };
+  }
+  if (/_IN_PROGRESS$/.test(status)) {
+    return { items: [{ item: 'stack', verdict: 'UNKNOWN', detail: `${name} is ${status}: run this again when it is done` }], outputs };
+  }
+  const ok = /_COMPLETE$/.test(status) && !/ROLLBACK|DELETE/.test(status);
+  return {
+    items: [{ item: 'stack', verdict: ok ? 'OK' : 'TODO', detail: ok ? `${name} is ${status}` : `${name} is ${status}: see its events in the CloudFormation console` }],
+    outputs,
+  };
+}
+
+async function checkSecret(input: StatusInput, arn: string): Promise<StatusItem> {
+  const item = 'secret';
+  let value: string | undefined;
+  try {
+    value = (await input.clients.secrets.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString;
+  } catch (e) {
+    if (errorName(e) === 'ResourceNotFoundException') return { item, verdict: 'TODO', detail: `the secret ${arn} does not exist: create it (secret.mode "existing") or deploy with mode "create"` };
+    return unknown(item, e, 'secretsmanager:GetSecretValue and kms:Decrypt on its key');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value ?? '');
+  } catch {
+    return { item, verdict: 'TODO', detail: `the secret is not JSON: put {"login": ..., "controlKey": ...} or the RSA-SHA256 form (${DOCS}, step 5)` };
+  }
+  const fields = parsed && typeof parsed === 'object' ? Object.values(parsed as Record<string, unknown>) : [];
+  if (fields.some((v) => v === PLACEHOLDER)) {
+    return { item, verdict: 'TODO', detail: `still holds the placeholder (${PLACEHOLDER}): every fetch fails AuthenticationRefused until you put the credentials (${DOCS}, step 5)` };
+  }
+  return { item, verdict: 'OK', detail: 'holds credentials, not the placeholder (the value is not shown)' };
+}
+
+async function checkSubscriptions(input: StatusInput, topicArn: string): Promise<StatusItem> {
+  const item = 'alarm e-mails';
+  const subscriptions: Array<{ endpoint: string; pending: boolean }> = [];
+  try {
+    let token: string | undefined;
+    do {
+      const page = await input.clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }));
+      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: s.Endpoint ?? '?', pending: s.SubscriptionArn === 'PendingConfirmation' });
+      token = page.NextToken;
+    } while (token);
+  } catch (e) {
+    return unknown(item, e, 'sns:ListSubscriptionsByTopic');
+  }
+  if (!subscriptions.length) return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails in the environment and deploy, or subscribe an endpoint to the topic' };
+  const pending = subscriptions.filter((s) => s.pending);
+  if (pending.length) {
+    return {
+      item,
+      verdict: 'TODO',
+      detail: `${pending.length} of ${subscriptions.length} not confirmed (${pending.map((p) => p.endpoint).join(', ')}): follow the link in the "AWS Notification - Subscription Confirmation" mail; no alarm reaches them until then`,
+    };
+  }
+  return { item, verdict: 'OK', detail: `${subscriptions.length} confirmed (${subscriptions.map((s) => s.endpoint).join(', ')})` };
+}
+
+async function checkSchedules(input: StatusInput, group: string): Promise<StatusItem[]> {
+  const schedules: Array<{ name: string; state: string }> = [];
+  try {
+    let token: string | undefined;
+    do {
+      const page = await input.clients.scheduler.send(new ListSchedulesCommand({ GroupName: group, NextToken: token }));
+      for (const s of page.Schedules ?? []) schedules.push({ name: s.Name ?? '?', state: s.State ?? '?' });
+      token = page.NextToken;
+    } while (token);
+  } catch (e) {
+    return [unknown('schedules', e, 'scheduler:ListSchedules')];
+  }
+  if (!schedules.length) return [{ item: 'schedules', verdict: 'TODO', detail: `the group ${group} holds no schedule: deploy again` }];
+  const disabled = schedules.filter((s) => s.state !== 'ENABLED');
+  if (disabled.length) {
+    return [
+      {
+        item: 'schedules',
+        verdict: 'TODO',
+        detail: `${disabled.length} of ${schedules.length} disabled: once one window has loaded by hand, set "schedulesEnabled": true and deploy (${DOCS}, step 8)`,
+      },
+    ];
+  }
+  return [{ item: 'schedules', verdict: 'OK', detail: `${schedules.length} enabled` }];
+}
+
+interface NewestLoad {
+  key: string;
+  dt: string;
+  outcome?: string;
+  finishedAt?: string;
+  rowsWritten?: number;
+}
+
+async function newestManifest(input: StatusInput, bucket: string, reportId: string): Promise<NewestLoad | undefined> {
+  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last key in S3's order is the newest window.
+  let last: string | undefined;
+  let token: string | undefined;
+  do {
+    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `manifests/${reportId}/`, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) if (o.Key && (!last || o.Key > last)) last = o.Key;
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  if (!last) return undefined;
+  const dt = /\/dt=([^/]+)\//.exec(last)?.[1] ?? '?';
+  const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: last }))).Body?.transformToString();
+  const manifest = JSON.parse(body ?? '{}') as { outcome?: string; finishedAt?: string; rows?: { written?: number } };
+  return { key: last, dt, outcome: manifest.outcome, finishedAt: manifest.finishedAt, rowsWritten: manifest.rows?.written };
+}
+
+function windowHours(window: string): number {
+  const size = parseWindowSize(window);
+  return size.unit === 'day' ? size.count * 24 : size.count;
+}
+
+async function checkLoad(input: StatusInput, bucket: string, report: { id: string; window: string }): Promise<{ item: StatusItem; newest?: NewestLoad }> {
+  const item = `newest load ${report.id}`;
+  let newest: NewestLoad | undefined;
+  try {
+    newest = await newestManifest(input, bucket, report.id);
+  } catch (e) {
+    return { item: unknown(item, e, `s3:ListBucket and s3:GetObject on manifests/ of ${bucket}, and kms:Decrypt`) };
+  }
+  if (!newest) {
+    return { item: { item, verdict: 'TODO', detail: `nothing loaded yet: load one window by hand (npm run reports -- backfill --deployed ..., ${DOCS}, step 6)` } };
+  }
+  const now = (input.now ?? (() => new Date()))();
+  const finished = newest.finishedAt ? Date.parse(newest.finishedAt) : NaN;
+  const age = Number.isNaN(finished) ? 'at an unknown time' : `${formatAge(now.getTime() - finished)} ago`;
+  const what = `dt=${newest.dt}: ${newest.outcome ?? 'no outcome'}, ${age}${newest.rowsWritten !== undefined ? `, ${newest.rowsWritten} rows written` : ''}`;
+  if (newest.outcome !== 'loaded' && newest.outcome !== 'not-parsed') {
+    return { item: { item, verdict: 'TODO', detail: `${what}: read s3://${bucket}/${newest.key} for the error and see the alarm table (${DOCS})` }, newest };
+  }
+  const limitMs = (windowHours(report.window) + input.freshnessGraceHours) * 3_600_000;
+  if (!Number.isNaN(finished) && now.getTime() - finished > limitMs) {
+    return {
+      item: { item, verdict: 'TODO', detail: `${what}: older than the window plus ${input.freshnessGraceHours} h grace; are the schedules on? Backfill the missing windows` },
+      newest,
+    };
+  }
+  return { item: { item, verdict: 'OK', detail: what }, newest };
+}
+
+async function checkDeadLetters(input: StatusInput, outputs: Record<string, string>): Promise<StatusItem[]> {
+  const queues = Object.entries(outputs)
+    .map(([k, url]) => [/^DeadLetters(.+)QueueUrl$/.exec(k)?.[1], url] as const)
+    .filter((q): q is readonly [string, string] => q[0] !== undefined)
+    .map(([name, url]) => [name.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase(), url] as const);
+  if (!queues.length) return [{ item: 'dead letters', verdict: 'UNKNOWN', detail: 'the stack has no DeadLetters*QueueUrl outputs: deploy this version of the stack' }];
+  return Promise.all(
+    queues.map(async ([name, url]): Promise<StatusItem> => {
+      const item = `dead letters ${name}`;
+      try {
+        const attributes = (
+          await input.clients.sqs.send(
+            new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+          )
+        ).Attributes ?? {};
+        const waiting = Number(attributes.ApproximateNumberOfMessages ?? 0) + Number(attributes.ApproximateNumberOfMessagesNotVisible ?? 0);
+        if (waiting === 0) return { item, verdict: 'OK', detail: 'empty' };
+        return { item, verdict: 'TODO', detail: `${waiting} message(s) waiting: see alarm dead-letters-${name} in ${DOCS} ("Alarms") for what to do, then re-drive or purge` };
+      } catch (e) {
+        return unknown(item, e, 'sqs:GetQueueAttributes');
+      }
+    }),
+  );
+}
+
+async function countRows(input: StatusInput, outputs: Record<string, string>, reportId: string, dt: string): Promise<StatusItem> {
+  const item = `rows ${reportId}`;
+  const { athena } = input.clients;
+  const sleep = input.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  const deadline = Date.now() + (input.queryTimeoutMs ?? 60_000);
+  try {
+    const { QueryExecutionId: id } = await athena.send(
+      new StartQueryExecutionCommand({
+        QueryString: `SELECT count(*) FROM "${reportId}" WHERE dt = '${dt}'`,
+        WorkGroup: outputs.AthenaWorkGroupName,
+        QueryExecutionContext: { Database: outputs.GlueDatabaseName },
+      }),
+    );
+    for (;;) {
+      const status = (await athena.send(new GetQueryExecutionCommand({ QueryExecutionId: id }))).QueryExecution?.Status;
+      if (status?.State === 'SUCCEEDED') break;
+      if (status?.State === 'FAILED' || status?.State === 'CANCELLED') {
+        return { item, verdict: 'TODO', detail: `the count for dt=${dt} ${status.State.toLowerCase()}: ${status.StateChangeReason ?? 'no reason given'}` };
+      }
+      if (Date.now() > deadline) return { item, verdict: 'UNKNOWN', detail: `query ${id} still running; see it in the Athena console` };
+      await sleep(1000);
+    }
+    const rows = (await athena.send(new GetQueryResultsCommand({ QueryExecutionId: id }))).ResultSet?.Rows ?? [];
+    const count = rows[1]?.Data?.[0]?.VarCharValue; // rows[0] is the header
+    return { item, verdict: 'OK', detail: `${count ?? '?'} row(s) in ${outputs.GlueDatabaseName}.${reportId} for dt=${dt}` };
+  } catch (e) {
+    return unknown(item, e, "the analysts' policy (output AnalystPolicyArn) or the same Athena, Glue, S3 and KMS permissions");
+  }
+}
+
+export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
+  const { items, outputs } = await stackOutputs(input);
+  if (!outputs) return items;
+  const need = (key: string) => outputs[key] ?? '';
+  const [secret, subscriptions, schedules, deadLetters, loads] = await Promise.all([
+    checkSecret(input, need('GatewaySecretArn')),
+    checkSubscriptions(input, need('AlarmTopicArn')),
+    checkSchedules(input, need('ScheduleGroupName')),
+    checkDeadLetters(input, outputs),
+    Promise.all(input.reports.map((r) => checkLoad(input, need('CuratedBucketName'), r))),
+  ]);
+  const counts = await Promise.all(
+    input.reports.map((r, i) => {
+      const newest = loads[i]!.newest;
+      return newest && newest.outcome === 'loaded'
+        ? countRows(input, outputs, r.id, newest.dt)
+        : Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
+    }),
+  );
+  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts];
+}
+
+export function formatStatus(items: readonly StatusItem[]): string {
+  const width = Math.max(...items.map((i) => i.item.length));
+  return items.map((i) => `${i.verdict.padEnd(7)} ${i.item.padEnd(width)}  ${i.detail}`).join('\n');
+}
+
+/** The CLI entry: clients with the caller's credentials, the environment's reports and grace; exit code 1 unless all OK. */
+export async function runStatusCommand(opts: { environment: string; region?: string }): Promise<number> {
+  const [{ loadEnvironments }, { loadCatalog }] = await Promise.all([import('../../config/environments.js'), import('../../config/reports/index.js')]);
+  const config = loadEnvironments().find((e) => e.name === opts.environment);
+  if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
+  const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };
+  const items = await collectStatus({
+    environment: config.name,
+    reports: loadCatalog().reports.map((r) => ({ id: r.id, window: r.window })),
+    freshnessGraceHours: config.freshnessGraceHours,
+    clients: {
+      cloudFormation: new CloudFormationClient(clientConfig),
+      secrets: new SecretsManagerClient(clientConfig),
+      sns: new SNSClient(clientConfig),
+      scheduler: new SchedulerClient(clientConfig),
+      s3: new S3Client(clientConfig),
+      sqs: new SQSClient(clientConfig),
+      athena: new AthenaClient(clientConfig),
+    },
+  });
+  console.log(formatStatus(items));
+  return items.every((i) => i.verdict === 'OK') ? 0 : 1;
+}

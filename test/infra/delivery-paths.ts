@@ -1,0 +1,194 @@
+import type { Cfn } from './helpers.js';
+
+/**
+ * Every path on which an AWS service delivers into a resource of the stack, found by walking a synthesized
+ * template (not listed by hand), and what each receiving side's policies say about it. A delivery fails at run
+ * time, silently, when the receiving resource's policy or its KMS key policy does not let the service in:
+ * CloudFormation deploys such a stack happily. The checks read the policies as IAM does for these cases: an
+ * Allow for the service principal (or, for role-based delivery, for the role) on an action matching the one the
+ * service performs, and no Deny that would apply other than the TLS-only deny (services deliver over TLS).
+ */
+
+export type PathKind = 'alarm-to-topic' | 's3-notification-to-queue' | 'scheduler-to-function' | 'scheduler-to-dead-letter-queue' | 'lambda-failure-to-queue' | 'logs-to-log-group';
+
+export interface DeliveryPath {
+  kind: PathKind;
+  /** Who delivers: a service principal, or a role the service assumes. */
+  from: string;
+  /** Logical id of the receiving resource. */
+  to: string;
+  /** Why this path does not work, empty when it does. */
+  problems: string[];
+}
+
+type Template = { Resources: Record<string, { Type: string; Properties?: Cfn }> };
+type Statement = { Effect: 'Allow' | 'Deny'; Principal?: Cfn; Action?: string | string[]; Resource?: Cfn; Condition?: Cfn };
+
+/** Renders intrinsic functions to comparable strings: {Ref: X} -> "${X}", Fn::GetAtt -> "${X.Attr}", Fn::Join joined. */
+export function render(value: Cfn): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    if ('Ref' in value) return `\${${value.Ref}}`;
+    if ('Fn::GetAtt' in value) return `\${${[value['Fn::GetAtt']].flat().join('.')}}`;
+    if ('Fn::Join' in value) return (value['Fn::Join'][1] as Cfn[]).map(render).join(value['Fn::Join'][0]);
+  }
+  return JSON.stringify(value);
+}
+
+/** The logical id an ARN-valued expression points at ({Ref: X} or {Fn::GetAtt: [X, 'Arn']}), if any. */
+function targetId(value: Cfn): string | undefined {
+  if (value && typeof value === 'object') {
+    if ('Ref' in value) return value.Ref;
+    if ('Fn::GetAtt' in value) return [value['Fn::GetAtt']].flat()[0];
+  }
+  return undefined;
+}
+
+const globMatch = (pattern: string, action: string) =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
+
+const actionsOf = (s: Statement) => [s.Action ?? []].flat();
+const covers = (s: Statement, action: string) => actionsOf(s).some((a) => globMatch(a, action));
+
+function servicesOf(principal: Cfn): string[] {
+  if (!principal || typeof principal !== 'object' || !('Service' in principal)) return [];
+  return [principal.Service].flat().map(render);
+}
+
+function isTlsOnlyDeny(s: Statement): boolean {
+  return s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false';
+}
+
+/** What a resource-based policy (topic, queue, key) says to a service principal about each action. */
+function serviceProblems(statements: Statement[], service: RegExp, actions: string[], what: string): string[] {
+  const problems: string[] = [];
+  for (const action of actions) {
+    const allowed = statements.some((s) => s.Effect === 'Allow' && servicesOf(s.Principal).some((p) => service.test(p)) && covers(s, action));
+    if (!allowed) problems.push(`${what} does not allow ${service.source.replace(/[\^$\\]/g, '')} to ${action}`);
+    const denied = statements.find((s) => s.Effect === 'Deny' && !isTlsOnlyDeny(s) && covers(s, action));
+    if (denied) problems.push(`${what} denies ${action}: ${JSON.stringify(denied)}`);
+  }
+  return problems;
+}
+
+export function walkDeliveryPaths(template: Template): DeliveryPath[] {
+  const resources = template.Resources;
+  const ofType = (type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
+  const statementsOf = (doc: Cfn): Statement[] => (doc?.Statement ?? []) as Statement[];
+  const keyPolicy = (keyId: string | undefined): Statement[] | undefined =>
+    keyId && resources[keyId]?.Type === 'AWS::KMS::Key' ? statementsOf(resources[keyId]!.Properties?.KeyPolicy) : undefined;
+  const attachedPolicy = (policyType: string, listProp: string, id: string): Statement[] | undefined => {
+    const found = ofType(policyType).filter(([, p]) => ([p.Properties?.[listProp]].flat() as Cfn[]).some((t) => targetId(t) === id));
+    return found.length ? found.flatMap(([, p]) => statementsOf(p.Properties?.PolicyDocument)) : undefined;
+  };
+
+  /** KMS use by a service principal, checked on the key policy of the key that encrypts the receiver. */
+  const keyProblems = (keyRef: Cfn, service: RegExp, actions: string[], receiver: string): string[] => {
+    if (keyRef === undefined) return [];
+    const keyId = targetId(keyRef);
+    const policy = keyPolicy(keyId);
+    if (!policy) return [`${receiver} is encrypted with a key outside the stack (${render(keyRef)}): cannot check its policy`];
+    return serviceProblems(policy, service, actions, `key policy of ${keyId}`);
+  };
+
+  /** Role-based delivery: the role's policies allow the action on the target, and on its key (which delegates to IAM). */
+  const roleProblems = (roleId: string | undefined, action: string, targetRef: string, keyRef: Cfn, kmsActions: string[]): string[] => {
+    if (!roleId) return ['no role'];
+    const statements = attachedPolicy('AWS::IAM::Policy', 'Roles', roleId) ?? [];
+    const allows = (a: string, target: string) =>
+      statements.some((s) => s.Effect === 'Allow' && covers(s, a) && [s.Resource].flat().some((r) => targetId(r) === target || render(r).includes(target)));
+    const problems = allows(action, targetRef) ? [] : [`role ${roleId} may not ${action} on ${targetRef}`];
+    const keyId = targetId(keyRef);
+    if (keyId) {
+      for (const a of kmsActions) if (!allows(a, keyId)) problems.push(`role ${roleId} may not ${a} with key ${keyId}`);
+      const delegates = (keyPolicy(keyId) ?? []).some(
+        (s) => s.Effect === 'Allow' && /:root$/.test(render(s.Principal?.AWS ?? '')) && kmsActions.every((a) => covers(s, a)),
+      );
+      if (!delegates) problems.push(`key policy of ${keyId} does not let IAM policies of the account grant ${kmsActions.join(', ')}`);
+    }
+    return problems;
+  };
+
+  const paths: DeliveryPath[] = [];
+  const queueKey = (queueId: string) => resources[queueId]?.Properties?.KmsMasterKeyId;
+
+  // CloudWatch alarm actions publishing to a topic of the stack.
+  for (const [alarmId, alarm] of ofType('AWS::CloudWatch::Alarm')) {
+    const actions = [...(alarm.Properties?.AlarmActions ?? []), ...(alarm.Properties?.OKActions ?? []), ...(alarm.Properties?.InsufficientDataActions ?? [])];
+    for (const topicId of new Set(actions.map(targetId).filter((id): id is string => resources[id ?? '']?.Type === 'AWS::SNS::Topic'))) {
+      const service = /^cloudwatch\.amazonaws\.com$/;
+      const topicPolicy = attachedPolicy('AWS::SNS::TopicPolicy', 'Topics', topicId);
+      const problems = [
+        // No topic policy: SNS's default one allows the account's services. A topic policy replaces it.
+        ...(topicPolicy ? serviceProblems(topicPolicy, service, ['sns:Publish'], `topic policy of ${topicId}`) : []),
+        ...keyProblems(resources[topicId]!.Properties?.KmsMasterKeyId, service, ['kms:Decrypt', 'kms:GenerateDataKey'], topicId),
+      ];
+      paths.push({ kind: 'alarm-to-topic', from: `cloudwatch.amazonaws.com (${alarmId})`, to: topicId, problems });
+    }
+  }
+
+  // S3 event notifications into a queue (CDK writes them through Custom::S3BucketNotifications).
+  for (const [, n] of ofType('Custom::S3BucketNotifications')) {
+    for (const q of n.Properties?.NotificationConfiguration?.QueueConfigurations ?? []) {
+      const queueId = targetId(q.QueueArn)!;
+      const service = /^s3\.amazonaws\.com$/;
+      const queuePolicy = attachedPolicy('AWS::SQS::QueuePolicy', 'Queues', queueId) ?? [];
+      paths.push({
+        kind: 's3-notification-to-queue',
+        from: `s3.amazonaws.com (${render(n.Properties?.BucketName)})`,
+        to: queueId,
+        problems: [
+          ...serviceProblems(queuePolicy, service, ['sqs:SendMessage'], `queue policy of ${queueId}`),
+          ...keyProblems(queueKey(queueId), service, ['kms:GenerateDataKey', 'kms:Decrypt'], queueId),
+        ],
+      });
+    }
+  }
+
+  // EventBridge Scheduler invoking its target and, when that fails, sending to the dead-letter queue, as its role.
+  for (const [scheduleId, schedule] of ofType('AWS::Scheduler::Schedule')) {
+    const target = schedule.Properties?.Target ?? {};
+    const roleId = targetId(target.RoleArn);
+    const trust = roleId ? statementsOf(resources[roleId]?.Properties?.AssumeRolePolicyDocument) : [];
+    const trustProblems = trust.some((s) => s.Effect === 'Allow' && servicesOf(s.Principal).includes('scheduler.amazonaws.com') && covers(s, 'sts:AssumeRole'))
+      ? []
+      : [`role ${roleId} cannot be assumed by scheduler.amazonaws.com`];
+    const fnId = targetId(target.Arn)!;
+    paths.push({ kind: 'scheduler-to-function', from: `scheduler.amazonaws.com as ${roleId} (${scheduleId})`, to: fnId, problems: [...trustProblems, ...roleProblems(roleId, 'lambda:InvokeFunction', fnId, undefined, [])] });
+    const dlqId = targetId(target.DeadLetterConfig?.Arn);
+    if (dlqId) {
+      paths.push({
+        kind: 'scheduler-to-dead-letter-queue',
+        from: `scheduler.amazonaws.com as ${roleId} (${scheduleId})`,
+        to: dlqId,
+        problems: [...trustProblems, ...roleProblems(roleId, 'sqs:SendMessage', dlqId, queueKey(dlqId), ['kms:GenerateDataKey', 'kms:Decrypt'])],
+      });
+    }
+  }
+
+  // Lambda asynchronous invocations: a failed event goes to the on-failure destination as the function's role.
+  for (const [, config] of ofType('AWS::Lambda::EventInvokeConfig')) {
+    const fnId = targetId(config.Properties?.FunctionName)!;
+    const destination = targetId(config.Properties?.DestinationConfig?.OnFailure?.Destination);
+    if (!destination) continue;
+    const roleId = targetId(resources[fnId]?.Properties?.Role);
+    paths.push({
+      kind: 'lambda-failure-to-queue',
+      from: `lambda.amazonaws.com as ${roleId} (${fnId})`,
+      to: destination,
+      problems: roleProblems(roleId, 'sqs:SendMessage', destination, queueKey(destination), ['kms:GenerateDataKey', 'kms:Decrypt']),
+    });
+  }
+
+  // CloudWatch Logs writing a log group encrypted with a key of the stack.
+  for (const [groupId, group] of ofType('AWS::Logs::LogGroup')) {
+    if (group.Properties?.KmsKeyId === undefined) continue;
+    paths.push({
+      kind: 'logs-to-log-group',
+      from: 'logs.<region>.amazonaws.com',
+      to: groupId,
+      problems: keyProblems(group.Properties.KmsKeyId, /^logs\.(\$\{AWS::Region\}|[a-z0-9-]+)\.amazonaws\.com$/, ['kms:Encrypt', 'kms:Decrypt', 'kms:GenerateDataKey'], groupId),
+    });
+  }
+  return paths;
+}

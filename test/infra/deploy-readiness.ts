@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { EnvironmentConfig } from '../../config/environments.js';
+import { PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
+import { walkDeliveryPaths, type DeliveryPath, type PathKind } from './delivery-paths.js';
+import { logicalIdOf, type Cfn, type SynthesizedPipeline } from './helpers.js';
+
+/**
+ * The shipped environments' templates read as a first `cdk deploy` into a fresh account, and its first failure,
+ * would meet them (issue 10): every delivery path lets its service in, nothing reserves concurrency, a failed
+ * create leaves no named resource behind, lifecycle rules and schedules are accepted, freshness alarms will
+ * notify once schedules start, and the analysts' policy is an output.
+ */
+
+type Resource = { Type: string; Properties?: Cfn; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] };
+type Json = { Resources: Record<string, Resource>; Outputs: Record<string, { Value: Cfn }> };
+
+const ALL_KINDS: PathKind[] = [
+  'alarm-to-topic',
+  's3-notification-to-queue',
+  'scheduler-to-function',
+  'scheduler-to-dead-letter-queue',
+  'lambda-failure-to-queue',
+  'logs-to-log-group',
+];
+
+/** Every path works, and the walk found every kind of path: a walk that matches nothing proves nothing. */
+function assertDeliverable(template: Json): DeliveryPath[] {
+  const paths = walkDeliveryPaths(template);
+  assert.ok(paths.length > 0, 'the walk matched no delivery path at all');
+  const missing = ALL_KINDS.filter((k) => !paths.some((p) => p.kind === k));
+  assert.deepEqual(missing, [], `no path of kind ${missing.join(', ')} found: the walk no longer recognises the template`);
+  const broken = paths.filter((p) => p.problems.length).map((p) => `${p.kind} ${p.from} -> ${p.to}: ${p.problems.join('; ')}`);
+  assert.deepEqual(broken, []);
+  return paths;
+}
+
+const clone = (t: Json): Json => structuredClone(t);
+const byType = (t: Json, type: string) => Object.entries(t.Resources).filter(([, r]) => r.Type === type);
+
+/** The suites for one synthesized environment; stack.test.ts calls it with the stacks it synthesizes anyway. */
+export function deployReadinessSuites(config: EnvironmentConfig, { stack, template }: SynthesizedPipeline): void {
+  const json = template.toJSON() as Json;
+
+  describe(`${config.name}: delivery paths`, () => {
+    it('lets every service that delivers into the stack in, through the resource policy and the key policy', () => {
+      const paths = assertDeliverable(json);
+      // One alarm-to-topic path per alarm, one dead-letter path per schedule: the walk sees them all.
+      assert.equal(paths.filter((p) => p.kind === 'alarm-to-topic').length, byType(json, 'AWS::CloudWatch::Alarm').length);
+      assert.equal(paths.filter((p) => p.kind === 'scheduler-to-dead-letter-queue').length, byType(json, 'AWS::Scheduler::Schedule').length);
+      assert.equal(paths.filter((p) => p.kind === 'logs-to-log-group').length, 2);
+      // A walk that recognises nothing must not pass as "nothing broken".
+      assert.throws(() => assertDeliverable({ Resources: {}, Outputs: {} }), /matched no delivery path/);
+      const withoutSchedules = clone(json);
+      for (const [id] of byType(withoutSchedules, 'AWS::Scheduler::Schedule')) delete withoutSchedules.Resources[id];
+      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-function, scheduler-to-dead-letter-queue found/);
+    });
+
+    it('fails on a topic policy that holds only the TLS deny (the policy before issue 10)', () => {
+      const broken = clone(json);
+      for (const [, p] of byType(broken, 'AWS::SNS::TopicPolicy')) {
+        p.Properties.PolicyDocument.Statement = p.Properties.PolicyDocument.Statement.filter((s: Cfn) => s.Effect === 'Deny');
+      }
+      assert.throws(() => assertDeliverable(broken), /alarm-to-topic .*does not allow .*cloudwatch.*sns:Publish/);
+    });
+
+    it('fails when a key policy leaves a delivering service out', () => {
+      const broken = clone(json);
+      for (const [, k] of byType(broken, 'AWS::KMS::Key')) {
+        k.Properties.KeyPolicy.Statement = k.Properties.KeyPolicy.Statement.filter((s: Cfn) => !JSON.stringify(s.Principal).includes('logs.'));
+      }
+      assert.throws(() => assertDeliverable(broken), /logs-to-log-group .*does not allow .*kms:Encrypt/);
+      const noS3 = clone(json);
+      for (const [, k] of byType(noS3, 'AWS::KMS::Key')) {
+        k.Properties.KeyPolicy.Statement = k.Properties.KeyPolicy.Statement.filter((s: Cfn) => !JSON.stringify(s.Principal).includes('s3.amazonaws.com'));
+      }
+      assert.throws(() => assertDeliverable(noS3), /s3-notification-to-queue .*kms:GenerateDataKey/);
+    });
+
+    it('fails when a role may not send to its dead-letter queue', () => {
+      const broken = clone(json);
+      for (const [, p] of byType(broken, 'AWS::IAM::Policy')) {
+        p.Properties.PolicyDocument.Statement = p.Properties.PolicyDocument.Statement.filter((s: Cfn) => ![s.Action].flat().includes('sqs:SendMessage'));
+      }
+      assert.throws(() => assertDeliverable(broken), /scheduler-to-dead-letter-queue .*may not sqs:SendMessage[\s\S]*lambda-failure-to-queue/);
+    });
+  });
+
+  describe(`${config.name}: a first deploy into a fresh account`, () => {
+    it('reserves no concurrency (a new account has a quota of 10), and the parse queue still bounds the load', () => {
+      for (const [id, fn] of byType(json, 'AWS::Lambda::Function')) assert.equal(fn.Properties.ReservedConcurrentExecutions, undefined, id);
+      const [[, mapping]] = byType(json, 'AWS::Lambda::EventSourceMapping') as [[string, Resource]];
+      assert.deepEqual(mapping.Properties.ScalingConfig, { MaximumConcurrency: PARSE_MAX_CONCURRENCY });
+    });
+
+    it(config.removalPolicy === 'retain' ? 'retains named resources, except when the create itself rolls back' : 'deletes everything', () => {
+      const named = [
+        ...byType(json, 'AWS::S3::Bucket').filter(([, b]) => b.Properties?.BucketName),
+        ...byType(json, 'AWS::SecretsManager::Secret'),
+        ...byType(json, 'AWS::Glue::Database'),
+      ];
+      assert.ok(named.length >= 4, `${named.length} named resources`);
+      const expected = config.removalPolicy === 'retain' ? ['RetainExceptOnCreate', 'Retain'] : ['Delete', 'Delete'];
+      for (const [id, r] of named) assert.deepEqual([r.DeletionPolicy, r.UpdateReplacePolicy], expected, id);
+      // Plain Retain would keep a half-created stack's resources and make the retry fail "already exists".
+      for (const [id, r] of Object.entries(json.Resources)) assert.notEqual(r.DeletionPolicy, 'Retain', id);
+    });
+
+    it('creates each schedule after its schedule group', () => {
+      const groups = new Map(byType(json, 'AWS::Scheduler::ScheduleGroup').map(([id, g]) => [g.Properties.Name, id]));
+      const schedules = byType(json, 'AWS::Scheduler::Schedule');
+      assert.ok(schedules.length > 0);
+      for (const [id, s] of schedules) {
+        const groupId = groups.get(s.Properties.GroupName);
+        assert.ok(groupId, `${id}: group ${JSON.stringify(s.Properties.GroupName)} is in the stack`);
+        assert.ok((s.DependsOn ?? []).includes(groupId), `${id} depends on ${groupId}`);
+      }
+    });
+
+    it('keeps freshness alarms in OK while schedules are off, with actions on, so switching schedules on notifies', () => {
+      const fresh = byType(json, 'AWS::CloudWatch::Alarm').filter(([, a]) => /no-fresh-data/.test(a.Properties.AlarmName));
+      assert.ok(fresh.length > 0);
+      for (const [id, a] of fresh) {
+        assert.equal(a.Properties.TreatMissingData, config.schedulesEnabled ? 'breaching' : 'notBreaching', id);
+        assert.notEqual(a.Properties.ActionsEnabled, false, id);
+      }
+    });
+
+    it('lets the parse function list the raw bucket, so a deleted raw key reads as 404 (skipped), not 403', () => {
+      const roleId = logicalIdOf(stack, stack.parse.function.role);
+      const [[, policy]] = byType(json, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [[string, Resource]];
+      const list = (policy.Properties.PolicyDocument.Statement as Cfn[]).filter((s) => [s.Action].flat().includes('s3:ListBucket'));
+      assert.deepEqual(list.map((s) => s.Resource), [{ 'Fn::GetAtt': [logicalIdOf(stack, stack.lake.rawBucket), 'Arn'] }]);
+    });
+
+    it("outputs the analysts' policy", () => {
+      const policyId = logicalIdOf(stack, stack.analysts.policy);
+      assert.deepEqual(json.Outputs.AnalystPolicyArn!.Value, { Ref: policyId });
+      assert.equal(json.Resources[policyId]!.Properties.ManagedPolicyName, `paynet-reports-${config.name}-analysts`);
+      assert.equal(json.Resources[policyId]!.Properties.Roles, undefined, 'attached to nothing unless analystRoleArns says so');
+    });
+  });
+}

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Parse, PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
+import { emptyStack, FIXTURE_ENTRY, resourcesOf, type Cfn } from './helpers.js';
+
+/** reservedConcurrency is opt-in: none by default (new accounts refuse any), and when set it also caps the poller. */
+function build(reservedConcurrency?: number) {
+  const stack = emptyStack();
+  const key = new kms.Key(stack, 'Key');
+  new Parse(stack, 'Parse', {
+    environment: 'test',
+    rawBucket: new s3.Bucket(stack, 'Raw', { encryptionKey: key }),
+    curatedBucket: new s3.Bucket(stack, 'Curated', { encryptionKey: key }),
+    key,
+    timeout: Duration.minutes(1),
+    memorySize: 256,
+    reservedConcurrency,
+    logLevel: 'INFO',
+    logRetention: logs.RetentionDays.ONE_WEEK,
+    removalPolicy: RemovalPolicy.DESTROY,
+    entry: FIXTURE_ENTRY,
+  });
+  const template = Template.fromStack(stack);
+  const fn = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((f) => f.Properties as Cfn).find((f) => f.Handler === 'index.handler');
+  const [mapping] = Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping')).map((m) => m.Properties as Cfn);
+  return { fn, mapping };
+}
+
+describe('Parse concurrency', () => {
+  // The default (no reservation, the poller at PARSE_MAX_CONCURRENCY) is asserted on the whole stack (deploy-readiness.ts).
+  it(`reserves what the environment opts into, and polls no more than that (${PARSE_MAX_CONCURRENCY} without a reservation)`, () => {
+    const { fn, mapping } = build(5);
+    assert.equal(fn.ReservedConcurrentExecutions, 5);
+    assert.deepEqual(mapping.ScalingConfig, { MaximumConcurrency: 5 });
+    assert.throws(() => build(1), /at least 2/);
+  });
+});
