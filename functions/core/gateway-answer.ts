@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import iconv from 'iconv-lite';
 import { AuthenticationRefused, UnexpectedAnswer } from './errors.js';
+import type { ReportDefinition } from './report-definition.js';
 import type { SignatureMethod } from './secret.js';
 
 /**
@@ -18,7 +19,7 @@ export type ReportKind = 'csv' | 'pdf';
  * line ends, at most PEEK_MAX_BYTES, before deciding; the body is then replayed whole. The minimum lets
  * a short refusal be seen whole; the maximum bounds memory for a header row that never ends.
  */
-export const PEEK_MIN_BYTES = 4096;
+export const PEEK_MIN_BYTES = 1024;
 export const PEEK_MAX_BYTES = 64 * 1024;
 /** A refusal is a sentence, not a file: only a body this short, seen whole, is read for refusal words. */
 export const REFUSAL_MAX_BYTES = PEEK_MIN_BYTES;
@@ -84,6 +85,13 @@ export interface ReportExpectation {
   /** The header row's names, in order. */
   header: readonly string[];
 }
+
+export const expectationOf = (report: ReportDefinition): ReportExpectation => ({
+  format: report.format,
+  delimiter: report.delimiter,
+  encoding: report.encoding,
+  header: report.columns.map((c) => c.header),
+});
 
 /** Without a definition (tests, ad-hoc calls): the catalog's usual delimiters, UTF-8, no known header. */
 const ANY_DELIMITER = [',', ';', '\t', '|'];
