@@ -46,8 +46,11 @@ program
   .option('--times <n>', 'apply the fault to the first n requests only', wholeNumber)
   .option('--delay-ms <n>', 'delay of the slow fault', wholeNumber)
   .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', wholeNumber)
+  .option('--content-type <type>', 'Content-Type of successful reports ("none": no header), e.g. text/plain, application/octet-stream')
+  .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(['gzip', 'deflate', 'br']))
+  .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
   .action(async (opts) => {
-    const { runStandaloneSimulator } = await import('../local/simulator/index.js');
+    const { runStandaloneSimulator, transportFrom } = await import('../local/simulator/index.js');
     await runStandaloneSimulator({
       port: opts.port,
       pathPrefix: opts.pathPrefix,
@@ -56,6 +59,7 @@ program
       fault: opts.fault
         ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
         : undefined,
+      transport: transportFrom({ contentType: opts.contentType, compress: opts.compress, chunked: opts.chunked }),
     });
   });
 
