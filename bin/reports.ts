@@ -83,6 +83,25 @@ program
   });
 
 program
+  .command('check')
+  .description('one signed request per report, nothing stored: prints what the gateway answered and whether a run would load it')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .option('--all', 'check every report of the catalog')
+  .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
+  .option('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine), with --secret-file')
+  .option('--secret-file <file>', 'the gateway secret JSON')
+  .option('--environment <name>', 'endpoint from config/environments/<name>.json, credentials from its Secrets Manager secret (your AWS credentials)')
+  .option('--json', 'print the results as JSON')
+  .addOption(
+    new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
+  )
+  .action(async (opts) => {
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    const { runCheckCommand } = await import('../local/cli/check.js');
+    process.exitCode = await runCheckCommand(opts);
+  });
+
+program
   .command('infer-schema <file>')
   .description("propose a report definition from a sample CSV (such as one the provider's support sends)")
   .option('--encoding <name>', 'the file encoding (UTF-8, windows-1251, …)')

@@ -88,6 +88,8 @@ export interface GatewayClientOptions {
   nonce?: () => string;
   /** Test seam: the DNS lookup of http.request. */
   lookup?: http.RequestOptions['lookup'];
+  /** CA certificates to trust instead of Node's (tests; users set NODE_EXTRA_CA_CERTS for a private CA). */
+  ca?: string | Buffer;
 }
 
 export interface GatewayReport {
@@ -282,6 +284,7 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
       headers: prepared.headers,
       agent: false,
       ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
+      ...(ctx.ca && url.protocol === 'https:' ? { ca: ctx.ca } : {}),
     });
 
     // Runs only after the attempt is wired up, so it may use what is declared below.
