@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
+import { validateGatewayUrl } from '../functions/core/gateway-request.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
 import { windowsForRun } from './cli/dates.js';
 import { QueryFailed } from './lake-query.js';
@@ -49,6 +50,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  // Scheme, host and path, before the lake or the simulator starts: a mistyped URL should cost nothing.
+  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
   // The SDK's notice that future versions will need Node 22 would land in the middle of the summary; the
   // project supports Node 20 (package.json engines), and Lambda runs Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

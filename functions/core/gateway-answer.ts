@@ -319,8 +319,8 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
     case 'unknown': {
       const probe = readCsvHead(head, complete, expect);
       const d = expect ? `"${escapeControls(expect.delimiter)}"` : 'a usual delimiter';
-      const encodingHint = /control character/.test(probe.problem ?? '')
-        ? `; control characters such as NUL usually mean another encoding than the definition's ${expect?.encoding ?? 'UTF-8'} (UTF-16?)`
+      const encodingHint = head.includes(0)
+        ? `; NUL bytes usually mean another encoding than the definition's ${expect?.encoding ?? 'UTF-8'} (UTF-16?)`
         : '';
       return fail(
         unexpected(`neither a PDF nor a CSV report: read in ${expect?.encoding ?? 'UTF-8'} with ${d}, ${probe.problem ?? 'its first line is not a CSV record'}${encodingHint}`),
