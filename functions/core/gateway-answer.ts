@@ -311,7 +311,7 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
     case 'pdf':
       return { kind: 'pdf' };
     case 'markup':
-      return fail(unexpected('a web page (HTML or XML) instead of a report'));
+      return fail(unexpected('a web page instead of a report'));
     case 'json':
       return fail(unexpected('a JSON document instead of a report'));
     case 'csv-like':

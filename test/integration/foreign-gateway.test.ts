@@ -156,7 +156,9 @@ describe('a gateway that is not this project\'s', () => {
 
   it('a drifted header sent as application/octet-stream: stored raw, refused by the parse as SchemaDrift', async () => {
     const drifted = reportText.replace(`"${report.columns[0]!.header}"`, '"Renamed_column"');
-    const p = await pipelineFor(await foreignGateway((res) => res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(drifted)));
+    const p = await pipelineFor(await foreignGateway((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(drifted);
+    }));
     const o = await p.runWindow(window);
     assert.equal(o.status, 'failed');
     assert.equal(o.error?.code, 'SchemaDrift');
