@@ -2,6 +2,7 @@ import { relative, resolve } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError } from '../functions/core/errors.js';
+import { validateGatewayUrl } from '../functions/core/gateway-request.js';
 import type { ReportWindow } from '../functions/core/window.js';
 import { lambdaWindowRunner } from './backfill-lambda.js';
 import { startProgress } from './backfill-progress.js';
@@ -84,6 +85,7 @@ function checkFlags(opts: BackfillCommandOptions): void {
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
 }
 
 export async function runBackfillCommand(

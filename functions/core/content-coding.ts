@@ -51,6 +51,11 @@ class InflateEither extends Transform {
     else this.#inner!.once('drain', () => callback());
   }
 
+  override _read(size: number): void {
+    this.#inner?.resume();
+    super._read(size);
+  }
+
   override _flush(callback: TransformCallback): void {
     if (!this.#inner) {
       // A body of fewer than two bytes: no header to read; raw inflate says what is wrong with it.
@@ -68,7 +73,11 @@ class InflateEither extends Transform {
 
   #start(inner: zlib.Inflate | zlib.InflateRaw): void {
     this.#inner = inner;
-    inner.on('data', (d: Buffer) => this.push(d));
+    // The consumer's backpressure reaches the inner inflater (and through it the socket): pause it while
+    // this stream's buffer is full, resume it when the consumer reads again (_read).
+    inner.on('data', (d: Buffer) => {
+      if (!this.push(d)) inner.pause();
+    });
     inner.once('end', () => this.#done?.());
     inner.once('error', (e) => this.destroy(e));
   }

@@ -19,7 +19,7 @@ import { describeRequest, validateGatewayUrl } from '../../functions/core/gatewa
 import type { GatewaySecret } from '../../functions/core/secret.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { runLocal } from '../../local/run-local.js';
-import { startSimulator, type Simulator, type TransportOptions } from '../../local/simulator/index.js';
+import { parseStandaloneArgs, startSimulator, type Simulator, type TransportOptions } from '../../local/simulator/index.js';
 
 /**
  * How the answer travels, over real HTTP on loopback: labels, content codings (asked and unasked),
@@ -178,6 +178,23 @@ describe('content codings', () => {
       return true;
     });
     assert.equal(calls, 1);
+  });
+});
+
+describe('simulator transport options', () => {
+  it('reads --content-type, --compress and --chunked, and refuses an unknown compression', async () => {
+    assert.deepEqual(parseStandaloneArgs(['--content-type', 'none', '--compress', 'br', '--chunked']).transport, { contentType: '', compress: 'br', chunked: true });
+    assert.deepEqual(parseStandaloneArgs(['--content-type', 'text/plain']).transport, { contentType: 'text/plain' });
+    assert.equal(parseStandaloneArgs([]).transport, undefined);
+    assert.throws(() => parseStandaloneArgs(['--compress', 'zip']), /--compress must be one of gzip, deflate, br/);
+    await assert.rejects(startSimulator({ transport: { compress: 'lzma' as 'gzip' } }), /Unknown compression "lzma"/);
+  });
+
+  it('dropMidBody with --compress: the client sees a compressed stream break off, as GatewayUnavailable', async () => {
+    const sim = await startSimulator({ rowsPerDay: 2000, transport: { compress: 'gzip' }, fault: { mode: 'dropMidBody' } });
+    simulators.push(sim);
+    const answer = await fetchReport(quick(sim.url, sim.credentials.hmac).options);
+    await assert.rejects(answer.body.toArray(), (e: unknown) => e instanceof GatewayUnavailable && /broke/.test(e.lastProblem));
   });
 });
 
