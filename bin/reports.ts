@@ -47,8 +47,11 @@ program
   .option('--times <n>', 'apply the fault to the first n requests only', wholeNumber)
   .option('--delay-ms <n>', 'delay of the slow fault', wholeNumber)
   .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', wholeNumber)
+  .option('--content-type <type>', 'Content-Type of successful reports ("none": no header), e.g. text/plain, application/octet-stream')
+  .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(['gzip', 'deflate', 'br']))
+  .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
   .action(async (opts) => {
-    const { runStandaloneSimulator } = await import('../local/simulator/index.js');
+    const { runStandaloneSimulator, transportFrom } = await import('../local/simulator/index.js');
     await runStandaloneSimulator({
       port: opts.port,
       pathPrefix: opts.pathPrefix,
@@ -57,6 +60,7 @@ program
       fault: opts.fault
         ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
         : undefined,
+      transport: transportFrom({ contentType: opts.contentType, compress: opts.compress, chunked: opts.chunked }),
     });
   });
 
@@ -77,6 +81,25 @@ program
     console.log(`Authorization: ${described.authorization}`);
     console.log('');
     console.log(described.curl);
+  });
+
+program
+  .command('check')
+  .description('one signed request per report, nothing stored: prints what the gateway answered and whether a run would load it')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .option('--all', 'check every report of the catalog')
+  .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
+  .option('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine), with --secret-file')
+  .option('--secret-file <file>', 'the gateway secret JSON')
+  .option('--environment <name>', 'endpoint from config/environments/<name>.json, credentials from its Secrets Manager secret (your AWS credentials)')
+  .option('--json', 'print the results as JSON')
+  .addOption(
+    new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
+  )
+  .action(async (opts) => {
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+    const { runCheckCommand } = await import('../local/cli/check.js');
+    process.exitCode = await runCheckCommand(opts);
   });
 
 program

@@ -2,6 +2,7 @@ import { relative, resolve } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError } from '../functions/core/errors.js';
+import { validateGatewayUrl } from '../functions/core/gateway-request.js';
 import type { ReportWindow } from '../functions/core/window.js';
 import { lambdaWindowRunner } from './backfill-lambda.js';
 import { startProgress, type BackfillProgress } from './backfill-progress.js';
@@ -98,6 +99,7 @@ function checkFlags(opts: BackfillCommandOptions): void {
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
 }
 
 export async function runBackfillCommand(

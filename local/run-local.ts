@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
+import { validateGatewayUrl } from '../functions/core/gateway-request.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
 import { windowsForRun } from './cli/dates.js';
 import { refuseIncompleteWindows } from './incomplete-window.js';
@@ -85,6 +86,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  // Scheme, host and path, before the lake or the simulator starts: a mistyped URL should cost nothing.
+  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
   // Before anything starts: a lake that cannot be written fails here in one line, not as s3rver's "internal error".
   await ensureWritableDir(opts.lake);
   // The SDK's notice that future versions will need Node 22 would land in the middle of the summary; the

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'TooManyRejectedRows'
   | 'ConfigurationError'
   | 'InsecureEndpoint'
+  | 'EndpointUnreachable'
   | 'MalformedReport';
 
 export abstract class PipelineError extends Error {
@@ -66,12 +67,32 @@ export class UnexpectedAnswer extends PipelineError {
     readonly contentType: string,
     readonly firstBytes: string,
     reason: string,
+    /** What a report of this definition would have begun with (its header row), when known. */
+    readonly expectedStart?: string,
   ) {
+    const expected = expectedStart ? ` A report of this definition would have begun with ${JSON.stringify(expectedStart)}.` : '';
     super(
       `The gateway's answer is not a report (${reason}; HTTP ${status}, content type "${contentType || 'none'}"). ` +
-        `It began: ${JSON.stringify(firstBytes)}. Nothing was saved. Check the endpoint URL and the report body; ` +
+        `It began: ${JSON.stringify(firstBytes)}.${expected} Nothing was saved. Check the endpoint URL and the report body; ` +
         "if they are right, send this text to the provider's support.",
     );
+  }
+}
+
+/**
+ * The endpoint cannot be reached for a reason no retry fixes: its host name does not resolve, or its TLS
+ * certificate is not trusted. Said at once instead of after four attempts, with what to check.
+ */
+export class EndpointUnreachable extends PipelineError {
+  readonly code = 'EndpointUnreachable' as const;
+  readonly retryable = false;
+  constructor(
+    readonly host: string,
+    readonly problem: string,
+    readonly fix: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Cannot reach the gateway at "${host}": ${problem}. ${fix} Nothing was saved; not retried.`, options);
   }
 }
 
@@ -161,6 +182,11 @@ export class MalformedReport extends PipelineError {
  * at the first instead of trying the rest, because a refused login repeated for many windows risks the
  * merchant account being locked.
  */
-export const RUN_STOPPING_CODES: ReadonlySet<ErrorCode> = new Set(['AuthenticationRefused', 'ConfigurationError', 'InsecureEndpoint']);
+export const RUN_STOPPING_CODES: ReadonlySet<ErrorCode> = new Set([
+  'AuthenticationRefused',
+  'ConfigurationError',
+  'InsecureEndpoint',
+  'EndpointUnreachable',
+]);
 
 export const isPipelineError = (e: unknown): e is PipelineError => e instanceof PipelineError;

@@ -2,8 +2,17 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { ConfigurationError, GatewayUnavailable } from './errors.js';
-import { classifyAnswer, isRetryableStatus, PEEK_BYTES, type ReportKind } from './gateway-answer.js';
+import { codingLabel, decodeBody, isDecodable, parseContentEncoding, type ContentCoding } from './content-coding.js';
+import { ConfigurationError, EndpointUnreachable, GatewayUnavailable, UnexpectedAnswer } from './errors.js';
+import {
+  classifyAnswer,
+  isRetryableStatus,
+  PEEK_MAX_BYTES,
+  PEEK_MIN_BYTES,
+  quoteStart,
+  type ReportExpectation,
+  type ReportKind,
+} from './gateway-answer.js';
 import { prepareRequest, secureEndpoint, serialiseBody } from './gateway-request.js';
 import { percentEncode, type BodySigningRule } from './oauth.js';
 import { peekThenReplay, type ReplayStream } from './peek-stream.js';
@@ -40,10 +49,21 @@ export type GatewayEvent =
       login: string;
       signatureMethod: SignatureMethod;
     }
-  | { type: 'response'; attempt: number; status: number; contentType: string; elapsedMs: number }
+  | { type: 'response'; attempt: number; status: number; contentType: string; contentCoding: string; elapsedMs: number }
   | { type: 'retry'; attempt: number; problem: string; delayMs: number; retryAfterMs?: number }
-  | { type: 'accepted'; attempt: number; status: number; contentType: string; kind: ReportKind }
-  | { type: 'body-end'; attempt: number; bytes: number; elapsedMs: number }
+  | {
+      type: 'accepted';
+      attempt: number;
+      status: number;
+      contentType: string;
+      contentCoding: string;
+      kind: ReportKind;
+      /** CSV with a definition: whether the first line equals the definition's header. */
+      headerMatches?: boolean;
+      /** CSV: the first line, when it is not the definition's header (what the parse will call drift). */
+      firstLine?: string;
+    }
+  | { type: 'body-end'; attempt: number; bytes: number; wireBytes: number; elapsedMs: number }
   | { type: 'body-error'; attempt: number; bytes: number; problem: string };
 
 export interface GatewayClientOptions {
@@ -52,6 +72,10 @@ export interface GatewayClientOptions {
   /** The rendered report body (a JSON value, not JSON text); sent as compact JSON. */
   body: unknown;
   bodySigning?: BodySigningRule;
+  /** The report definition's format, delimiter, encoding and header: how its answer is recognised. */
+  expect?: ReportExpectation;
+  /** The Accept-Encoding header; false sends none. Default "gzip, deflate, br". Any coding that comes is decoded. */
+  acceptEncoding?: string | false;
   timeouts?: Partial<GatewayTimeouts>;
   retry?: Partial<RetryPolicy>;
   /** Aborts the whole call (attempts, back-off waits and the body stream) with the signal's reason. */
@@ -62,6 +86,10 @@ export interface GatewayClientOptions {
   random?: () => number;
   now?: () => Date;
   nonce?: () => string;
+  /** Test seam: the DNS lookup of http.request. */
+  lookup?: http.RequestOptions['lookup'];
+  /** CA certificates to trust instead of Node's (tests; users set NODE_EXTRA_CA_CERTS for a private CA). */
+  ca?: string | Buffer;
 }
 
 export interface GatewayReport {
@@ -71,9 +99,19 @@ export interface GatewayReport {
   kind: ReportKind;
   /** 'csv' or 'pdf', without a dot: the raw object's extension. */
   fileExtension: ReportKind;
-  /** The whole report, never buffered: errors after the hand-over arrive here as GatewayUnavailable. */
+  /** The whole report, decoded, never buffered: errors after the hand-over arrive here as GatewayUnavailable. */
   body: Readable;
   attempts: number;
+  /** The Content-Encoding the answer came in, "identity" when none (e.g. "gzip"). */
+  contentCoding: string;
+  /** Bytes received on the wire so far (before decoding); final once `body` ended. */
+  wireBytes: () => number;
+  /** From the request to the response headers. */
+  timeToFirstByteMs: number;
+  /** CSV: the first line as received (at most 200 characters). */
+  firstLine?: string;
+  /** CSV with `expect`: whether the first line is exactly the definition's header. */
+  headerMatches?: boolean;
 }
 
 /** A problem worth another attempt. Internal: callers only ever see GatewayUnavailable. */
@@ -97,6 +135,57 @@ const describeNetworkError = (e: unknown): string => {
   const code = err?.code && !String(err.message).includes(err.code) ? ` (${err.code})` : '';
   return `${err?.message ?? String(e)}${code}`;
 };
+
+/** TLS verification failures (Node's codes): the certificate, not the network, is the problem. */
+const TLS_CERT_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/**
+ * A transport error before the answer, as what the user should fix: a host that does not exist and an
+ * untrusted certificate will not heal by retrying (EndpointUnreachable, thrown at once); a refused
+ * connection might (a restarting gateway), so it is retried, but its words name host and port.
+ */
+function explainTransportError(e: unknown, url: URL): EndpointUnreachable | RetryableProblem {
+  const err = e as NodeJS.ErrnoException;
+  const code = err?.code ?? '';
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  if (code === 'ENOTFOUND') {
+    return new EndpointUnreachable(
+      url.hostname,
+      `the host name does not resolve (DNS ${code})`,
+      'Check the URL: its host is misspelt, or this machine cannot resolve it (VPN, private DNS).',
+      { cause: e },
+    );
+  }
+  if (TLS_CERT_CODES.has(code)) {
+    return new EndpointUnreachable(
+      url.hostname,
+      `its TLS certificate was not accepted (${code}: ${err.message})`,
+      "Check the URL's host (the certificate must name it) and the CA: a certificate from a private CA needs " +
+        'NODE_EXTRA_CA_CERTS=/path/to/ca.pem; an expired one is for the provider to renew.',
+      { cause: e },
+    );
+  }
+  if (code === 'ECONNREFUSED') {
+    return new RetryableProblem(`connection refused by ${url.hostname}:${port} (ECONNREFUSED): nothing accepts connections there; check the URL's host and port`, undefined, {
+      cause: e,
+    });
+  }
+  return new RetryableProblem(describeNetworkError(e), undefined, { cause: e });
+}
 
 function resolveTimeouts(given: Partial<GatewayTimeouts> | undefined): GatewayTimeouts {
   const t = { ...DEFAULT_TIMEOUTS, ...given };
@@ -190,7 +279,13 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
     // One connection per attempt (no keep-alive pool): a run makes one call, and a stale pooled
     // socket would only waste an attempt. It also makes "connect" mean a real connect.
     const transport = url.protocol === 'https:' ? https : http;
-    const req = transport.request(url, { method: 'POST', headers: prepared.headers, agent: false });
+    const req = transport.request(url, {
+      method: 'POST',
+      headers: prepared.headers,
+      agent: false,
+      ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
+      ...(ctx.ca && url.protocol === 'https:' ? { ca: ctx.ca } : {}),
+    });
 
     // Runs only after the attempt is wired up, so it may use what is declared below.
     const totalTimer = setTimeout(() => {
@@ -243,12 +338,15 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
 
     // Before the response, transport errors fail the attempt; after it, they reach the response (and
     // the body stream). The listener stays so that a late error is never unhandled.
-    req.on('error', (e) => fail(new RetryableProblem(describeNetworkError(e), undefined, { cause: e })));
+    req.on('error', (e) => fail(explainTransportError(e, url)));
 
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const contentType = res.headers['content-type'] ?? '';
-      emit({ type: 'response', attempt, status, contentType, elapsedMs: elapsed() });
+      const codings = parseContentEncoding(res.headers['content-encoding']);
+      const contentCoding = codingLabel(codings);
+      const timeToFirstByteMs = elapsed();
+      emit({ type: 'response', attempt, status, contentType, contentCoding, elapsedMs: timeToFirstByteMs });
 
       if (isRetryableStatus(status)) {
         const retryAfterMs = parseRetryAfter(res.headers['retry-after'], ctx.now().getTime());
@@ -257,24 +355,44 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
         fail(new RetryableProblem(`HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim() + asked, retryAfterMs));
         return;
       }
-
-      const wrapBodyError = (e: Error, bytes: number) =>
-        new GatewayUnavailable(
-          attempt,
-          `the connection broke after ${bytes} byte(s) of the report: ${describeNetworkError(e)}`,
-          { cause: e },
+      const unknown = codings.find((c) => !isDecodable(c));
+      if (unknown !== undefined) {
+        res.destroy();
+        fail(
+          new UnexpectedAnswer(
+            status,
+            contentType,
+            quoteStart(Buffer.alloc(0)),
+            `an answer in the content coding "${quoteStart(Buffer.from(unknown), redact)}", which this client cannot decode ` +
+              '(it asks for gzip, deflate or br and decodes those whether asked or not)',
+          ),
         );
-      peekThenReplay(res, PEEK_BYTES, wrapBodyError).then(
+        return;
+      }
+
+      const decoded = decodeBody(res, codings as ContentCoding[]);
+      const compressed = codings.length > 0;
+      const wrapBodyError = (e: Error, bytes: number) => {
+        const zlibCode = (e as NodeJS.ErrnoException).code ?? '';
+        const problem =
+          compressed && zlibCode.startsWith('Z_')
+            ? `the ${contentCoding}-compressed answer broke off after ${bytes} decoded byte(s) (${decoded.wireBytes()} on the wire): ${describeNetworkError(e)}`
+            : `the connection broke after ${bytes} byte(s) of the report: ${describeNetworkError(e)}`;
+        return new GatewayUnavailable(attempt, problem, { cause: e });
+      };
+      peekThenReplay(decoded.body, { min: PEEK_MIN_BYTES, max: PEEK_MAX_BYTES }, wrapBodyError).then(
         ({ head, complete, body: replay }) => {
           if (settled) {
             replay.destroy();
             return;
           }
           try {
-            const { kind } = classifyAnswer(
+            const classified = classifyAnswer(
               { status, contentType, head, complete, location: res.headers.location },
               { login: ctx.secret.login, signatureMethod: signatureMethodOf(ctx.secret), redact },
+              ctx.expect,
             );
+            const { kind, firstLine, headerMatches } = classified;
             body = replay;
             // Until the consumer attaches its own listener (it may await something first), an error
             // must not crash the process; it stays in body.errored, which pipeline() and for-await report.
@@ -283,11 +401,32 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
               emit({ type: 'body-error', attempt, bytes: replay.bytesReceived, problem });
             });
             body.once('end', () => {
-              emit({ type: 'body-end', attempt, bytes: replay.bytesReceived, elapsedMs: elapsed() });
+              emit({ type: 'body-end', attempt, bytes: replay.bytesReceived, wireBytes: decoded.wireBytes(), elapsedMs: elapsed() });
             });
             body.once('close', cleanup);
-            emit({ type: 'accepted', attempt, status, contentType, kind });
-            succeed({ status, contentType, kind, fileExtension: kind, body, attempts: attempt });
+            emit({
+              type: 'accepted',
+              attempt,
+              status,
+              contentType,
+              contentCoding,
+              kind,
+              ...(headerMatches !== undefined ? { headerMatches } : {}),
+              ...(headerMatches === false && firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
+            });
+            succeed({
+              status,
+              contentType,
+              kind,
+              fileExtension: kind,
+              body,
+              attempts: attempt,
+              contentCoding,
+              wireBytes: decoded.wireBytes,
+              timeToFirstByteMs,
+              ...(firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
+              ...(headerMatches !== undefined ? { headerMatches } : {}),
+            });
           } catch (e) {
             replay.destroy();
             // AuthenticationRefused or UnexpectedAnswer: not retried, the loop rethrows them as they are.

@@ -11,6 +11,12 @@ import type { GatewaySecret } from './secret.js';
 export const ACCEPT =
   'text/csv, application/csv, application/pdf, application/octet-stream;q=0.5, */*;q=0.1';
 
+/**
+ * The content codings asked for: a large CSV shrinks 5 to 10 times on the wire. The client decodes
+ * whatever coding comes (gateway-client.ts), asked or not: a server may compress unasked (RFC 9110 §12.5.3).
+ */
+export const ACCEPT_ENCODING = 'gzip, deflate, br';
+
 /** 127.0.0.0/8, ::1 (and 127/8 written as an IPv4-mapped IPv6 address), localhost. */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase();
@@ -42,6 +48,34 @@ export function secureEndpoint(endpointUrl: string | URL): URL {
   throw new ConfigurationError(`endpointUrl must be an https:// URL (got the scheme "${url.protocol}").`);
 }
 
+/**
+ * What the command line checks in a --gateway-url before it starts anything: the scheme and loopback rule
+ * (secureEndpoint), a host, no user:password@ (the credentials go in the signature, never in the URL), and
+ * a path: the provider publishes the full report URL (…/services/v2/rpt-engine), and a bare host is a
+ * URL copied short. The path itself is not checked further: the spec says it may change.
+ */
+export function validateGatewayUrl(gatewayUrl: string, flag = '--gateway-url'): URL {
+  let url: URL;
+  try {
+    url = secureEndpoint(gatewayUrl);
+  } catch (e) {
+    if (e instanceof ConfigurationError) {
+      throw new ConfigurationError(`${flag} "${gatewayUrl}" is not a usable endpoint: ${e.message} Give the full URL, e.g. https://<host>/paynet-ui/services/v2/rpt-engine.`);
+    }
+    throw e;
+  }
+  const example = 'e.g. https://<host>/paynet-ui/services/v2/rpt-engine';
+  if (!url.hostname) throw new ConfigurationError(`${flag} "${gatewayUrl}" has no host; give the full URL, ${example}.`);
+  if (url.username || url.password) {
+    throw new ConfigurationError(`${flag} must not carry a user name or password (user:password@host): the login and key go in the secret file.`);
+  }
+  if (url.pathname === '/' || url.pathname === '') {
+    throw new ConfigurationError(`${flag} "${gatewayUrl}" has no path: give the full report endpoint the provider publishes, ${example}.`);
+  }
+  if (url.hash) throw new ConfigurationError(`${flag} "${gatewayUrl}" has a #fragment, which is never sent: remove it.`);
+  return url;
+}
+
 /** Compact JSON, exactly the bytes that are sent (and, under `asFormParameters`, signed). */
 export function serialiseBody(body: unknown): string {
   let json: string | undefined;
@@ -61,6 +95,8 @@ export interface RequestSigning {
   now?: () => Date;
   /** Injectable nonce source; default: a fresh crypto-random nonce per request (signRequest's). */
   nonce?: () => string;
+  /** The Accept-Encoding header; false sends none (the server may still compress). Default ACCEPT_ENCODING. */
+  acceptEncoding?: string | false;
 }
 
 export interface PreparedRequest {
@@ -86,6 +122,7 @@ export function prepareRequest(url: URL, json: string, signing: RequestSigning):
       // A fixed length, not chunked: some gateway front ends refuse chunked request bodies.
       'Content-Length': String(Buffer.byteLength(json)),
       Accept: ACCEPT,
+      ...(signing.acceptEncoding === false ? {} : { 'Accept-Encoding': signing.acceptEncoding ?? ACCEPT_ENCODING }),
       'User-Agent': 'paynet-reports-pipeline',
       Authorization: signed.authorization,
     },
@@ -121,7 +158,8 @@ export function describeRequest(
   const { headers } = prepareRequest(url, body, options);
   const authorization = headers.Authorization!;
   const curl = [
-    'curl -sS -X POST',
+    // --compressed: curl asks for and decodes the codings a run accepts, so the answer prints as text.
+    'curl -sS --compressed -X POST',
     shellQuote(url.href),
     '-H',
     shellQuote('Content-Type: application/json'),

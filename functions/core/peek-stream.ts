@@ -5,6 +5,16 @@ import { Readable } from 'node:stream';
  * an error page before anything is saved, yet a report can be far larger than memory.
  */
 
+/**
+ * How far to peek: at least `min` bytes (or the whole body), then until a CR or LF byte has been seen (the
+ * first line ended: a report's header row), at most `max`. The chunk that crosses a bound is kept whole.
+ * A number is min and max at once.
+ */
+export interface PeekLimit {
+  min: number;
+  max: number;
+}
+
 export interface Peeked {
   /** At least `limit` bytes, or the whole body when it is shorter (the chunk that crosses the limit is kept whole). */
   head: Buffer;
@@ -23,7 +33,9 @@ export type WrapSourceError = (error: Error, bytesReceived: number) => Error;
  * The replay stream is built synchronously inside the source's event handler, so no source event can
  * fall into the gap between peeking and handing over.
  */
-export function peekThenReplay(source: Readable, limit: number, wrapError: WrapSourceError): Promise<Peeked> {
+export function peekThenReplay(source: Readable, limit: number | PeekLimit, wrapError: WrapSourceError): Promise<Peeked> {
+  const { min, max } = typeof limit === 'number' ? { min: limit, max: limit } : limit;
+  let lineEnded = false;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -42,7 +54,9 @@ export function peekThenReplay(source: Readable, limit: number, wrapError: WrapS
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       chunks.push(bytes);
       size += bytes.length;
-      if (size >= limit) {
+      // Latched per chunk, so a body trickling in byte by byte costs no re-scan of the head.
+      lineEnded ||= bytes.includes(0x0a) || bytes.includes(0x0d);
+      if (size >= max || (size >= min && lineEnded)) {
         source.pause();
         finish(false);
       }

@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { renderBody } from '../core/body-template.js';
+import { expectationOf } from '../core/gateway-answer.js';
 import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../core/gateway-client.js';
 import type { ReportDefinition } from '../core/report-definition.js';
 import { rawKey } from '../core/s3-keys.js';
@@ -15,7 +16,7 @@ import { tagObject, uploadStream, type StoredObject } from '../aws/s3-streams.js
  */
 
 /** Gateway client settings a caller may tune (tests shorten retries; a deployment could sign bodies). */
-export type GatewayTuning = Pick<GatewayClientOptions, 'retry' | 'timeouts' | 'bodySigning' | 'sleep'>;
+export type GatewayTuning = Pick<GatewayClientOptions, 'retry' | 'timeouts' | 'bodySigning' | 'sleep' | 'acceptEncoding'>;
 
 export interface FetchWindowDeps {
   s3: S3Client;
@@ -45,6 +46,12 @@ export interface FetchedWindow extends StoredObject {
   kind: 'csv' | 'pdf';
   attempts: number;
   durationMs: number;
+  /** The Content-Encoding it came in ("identity", "gzip", ...); `bytes` and `sha256` are of the decoded report. */
+  wireCoding: string;
+  /** Bytes on the wire, before decoding. */
+  wireBytes: number;
+  /** CSV: whether the first line is exactly the definition's header (if not, the parse will refuse it as SchemaDrift). */
+  headerMatches?: boolean;
 }
 
 /** "2026-11-20T00:00:00/2026-11-21T00:00:00": the window on every log line, as an ISO 8601 interval. */
@@ -67,6 +74,7 @@ export async function fetchWindow(
     endpointUrl: deps.endpointUrl,
     secret,
     body: renderBody(report.bodyTemplate, window),
+    expect: expectationOf(report),
     signal: deps.signal,
     onEvent: (event) => logGatewayEvent(logger, event),
   });
@@ -89,10 +97,19 @@ export async function fetchWindow(
       'gateway-content-type': headerSafe(answer.contentType),
       'fetched-at': now().toISOString(),
       'gateway-attempts': String(answer.attempts),
+      // The object is the decoded report; this says how it travelled. Its wire size is known only at the end: a tag.
+      'wire-coding': headerSafe(answer.contentCoding),
     },
   });
+  const wireBytes = answer.wireBytes();
   try {
-    await tagObject({ client: deps.s3, bucket: stored.bucket, key: stored.key, versionId: stored.versionId, tags: { sha256: stored.sha256 } });
+    await tagObject({
+      client: deps.s3,
+      bucket: stored.bucket,
+      key: stored.key,
+      versionId: stored.versionId,
+      tags: { sha256: stored.sha256, 'wire-bytes': String(wireBytes) },
+    });
   } catch (error) {
     // The file is stored whole; the tag only repeats the checksum the result, the logs and the manifest carry.
     logger.warn('Could not tag the raw file with its SHA-256', { key: stored.key, error });
@@ -111,6 +128,9 @@ export async function fetchWindow(
     kind: answer.kind,
     attempts: answer.attempts,
     durationMs: Math.round(performance.now() - started),
+    wireCoding: answer.contentCoding,
+    wireBytes,
+    ...(answer.headerMatches !== undefined ? { headerMatches: answer.headerMatches } : {}),
   };
 }
 
@@ -128,6 +148,11 @@ function logGatewayEvent(logger: Logger, event: GatewayEvent): void {
       break;
     case 'accepted':
       logger.info('Gateway is sending the report', { ...event });
+      if (event.headerMatches === false) {
+        logger.warn("The report's first line is not the definition's header: the parse will refuse it as SchemaDrift; the raw file is kept", {
+          firstLine: event.firstLine,
+        });
+      }
       break;
     case 'body-end':
       logger.debug('Report received', { ...event });

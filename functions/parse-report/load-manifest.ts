@@ -41,6 +41,8 @@ export interface SourceRef {
   /** From the raw object's metadata: the fetch run (Lambda request id) that stored it, and when. */
   fetchRunId?: string;
   fetchedAt?: string;
+  /** From the raw object's metadata: the Content-Encoding the gateway sent it in ("identity", "gzip", ...); the object is decoded. */
+  wireCoding?: string;
 }
 
 export interface LoadManifest {

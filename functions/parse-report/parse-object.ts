@@ -215,6 +215,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
       ...(opened.contentType ? { contentType: opened.contentType } : {}),
       ...(opened.metadata['run-id'] ? { fetchRunId: opened.metadata['run-id'] } : {}),
       ...(opened.metadata['fetched-at'] ? { fetchedAt: opened.metadata['fetched-at'] } : {}),
+      ...(opened.metadata['wire-coding'] ? { wireCoding: opened.metadata['wire-coding'] } : {}),
     };
     const raw = digesting(opened.body);
 

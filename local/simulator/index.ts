@@ -25,4 +25,5 @@ export {
 export { writeReportCsv, reportCsvChunks, isSupportedEncoding, delimiterProblem, type CsvOptions } from './report-csv.js';
 export { writeReportPdf, reportPdfStream, pdfText, type PdfOptions } from './report-pdf.js';
 export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, type ReportRequest } from './report-request.js';
-export { runStandaloneSimulator, parseStandaloneArgs, type StandaloneOptions, type StandaloneReady } from './standalone.js';
+export { runStandaloneSimulator, parseStandaloneArgs, transportFrom, type StandaloneOptions, type StandaloneReady } from './standalone.js';
+export { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';

@@ -30,6 +30,8 @@
  *     PDF: Content-Type application/pdf, see report-pdf.ts.
  *     Both with Content-Disposition: attachment; filename="custom-transactions-report_<from>_<to>.<csv|pdf>"
  *     (from/to as yyyyMMddHHmmss), streamed with chunked transfer encoding.
+ *     Transport options chosen at start-up (see transport.ts) change only how it travels: another
+ *     Content-Type or none, gzip/deflate/br compression whether asked or not, a body trickled in small chunks.
  *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay).
  *
  * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
@@ -39,7 +41,6 @@ import { generateKeyPair as generateKeyPairCb, createPublicKey } from 'node:cryp
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { parseAuthorizationHeader, type BodySigningRule } from '../../functions/core/oauth.js';
@@ -51,6 +52,7 @@ import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
 import { parseReportRequest, type ReportRequest } from './report-request.js';
 import { DRIFTED_HEADER, REPORT_HEADER, driftRow, transactionRows } from './transactions.js';
+import { askedFor, checkTransportOptions, encodeWhole, sendReportBody, setReportHeaders, type TransportOptions } from './transport.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
@@ -85,6 +87,8 @@ export interface SimulatorOptions {
   accounts?: SimulatorAccount[];
   /** A fault mode for this simulator's lifetime (see faults.ts). */
   fault?: FaultOptions;
+  /** How successful reports travel: content type, compression, trickled chunks (see transport.ts). */
+  transport?: TransportOptions;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;
 }
@@ -104,6 +108,8 @@ export interface LoggedRequest {
   outcome: RequestOutcome;
   /** The refusal reason, the body problem or the fault mode. */
   detail?: RefusalReason | string;
+  /** A report sent compressed: the coding, and whether the request asked for it, e.g. "gzip (unasked)". */
+  coding?: string;
 }
 
 export interface Simulator {
@@ -137,6 +143,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     { maxSkewSeconds: options.maxSkewSeconds ?? 300, bodySigning: options.bodySigning ?? 'excluded' },
   );
   const faults = new FaultPlan(options.fault);
+  checkTransportOptions(options.transport);
+  const transport = options.transport;
   const requests: LoggedRequest[] = [];
   const closing = new AbortController();
   let port = 0;
@@ -236,16 +244,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       // Fixed document dates (hence the file ID): the window start, read as UTC.
       date: asUtcDate(report.window.start),
     };
-    res.setHeader('Content-Type', report.format === 'CSV' ? `text/csv; charset=${report.encoding}` : 'application/pdf');
+    setReportHeaders(res, transport, report.format === 'CSV' ? `text/csv; charset=${report.encoding}` : 'application/pdf');
+    if (transport?.compress) entry.coding = `${transport.compress} (${askedFor(req, transport.compress) ? 'asked' : 'unasked'})`;
     res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
 
     if (late?.mode === 'dropMidBody') {
       // Built whole (not streamed) so the headers can promise its full Content-Length: the client then
       // knows for certain that the body was cut.
-      const full =
-        report.format === 'CSV'
-          ? writeReportCsv(header, rows(), report)
-          : await writeReportPdf(header, rows(), pdfOptions);
+      const full = encodeWhole(
+        report.format === 'CSV' ? writeReportCsv(header, rows(), report) : await writeReportPdf(header, rows(), pdfOptions),
+        transport,
+      );
       res.setHeader('Content-Length', String(full.length));
       res.writeHead(200);
       log(200, 'fault', late.mode);
@@ -258,7 +267,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     log(200, 'report', drift ? 'schemaDrift' : slowed ? 'slow' : undefined);
     const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : reportPdfStream(header, rows(), pdfOptions);
     try {
-      await pipeline(source, res);
+      await sendReportBody(source, res, transport);
     } catch {
       // The client went away mid-answer; nothing to do.
     }

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
+import { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
 
 /**
@@ -24,6 +25,8 @@ export interface StandaloneOptions {
   /** Where the <port>/ directory with hmac.json, rsa.json and rsa-public.pem goes. Default ./.simulator */
   secretsDir?: string;
   rowsPerDay?: number;
+  /** How reports travel: --content-type, --compress, --chunked (transport.ts). */
+  transport?: TransportOptions;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
   /** Where the text goes; default console.log. */
@@ -39,7 +42,7 @@ export interface StandaloneReady {
 
 const describeRequest = (r: LoggedRequest) =>
   `${r.time.toISOString()} ${r.httpMethod} ${r.path} login=${r.login ?? '-'} method=${r.signatureMethod ?? '-'} ` +
-  `-> ${r.status} ${r.outcome}${r.detail ? ` (${r.detail})` : ''}`;
+  `-> ${r.status} ${r.outcome}${r.detail ? ` (${r.detail})` : ''}${r.coding ? ` ${r.coding}` : ''}`;
 
 /** Runs until SIGINT, SIGTERM or `signal`, then closes the server and resolves. */
 export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Promise<void> {
@@ -51,6 +54,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       pathPrefix: opts.pathPrefix,
       fault: opts.fault,
       rowsPerDay: opts.rowsPerDay,
+      transport: opts.transport,
       onRequest: (r) => print(describeRequest(r)),
     });
   } catch (e) {
@@ -77,6 +81,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       `  HMAC-SHA1:   login "${hmac.login}", control key "${'controlKey' in hmac ? hmac.controlKey : ''}" -> ${shown(files.hmac)}`,
       `  RSA-SHA256:  login "${rsa.login}", private key -> ${shown(files.rsa)}, public key -> ${shown(files.rsaPublicKey)}`,
       `  Fault mode:  ${fault}`,
+      `  Transport:   ${describeTransport(opts.transport)}`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',
@@ -117,6 +122,13 @@ function portError(e: unknown, port: number | undefined): ConfigurationError | u
   return undefined;
 }
 
+const describeTransport = (t: TransportOptions | undefined): string =>
+  [
+    t?.contentType === undefined ? 'text/csv or application/pdf' : t.contentType === '' ? 'no Content-Type' : `Content-Type "${t.contentType}"`,
+    t?.compress ? `${t.compress}-compressed whether asked or not` : 'uncompressed',
+    t?.chunked ? 'trickled in chunks' : 'streamed',
+  ].join(', ');
+
 /** Command-line flags, for running this file directly. */
 export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
   const { values } = parseArgs({
@@ -130,6 +142,9 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
       times: { type: 'string' },
       'delay-ms': { type: 'string' },
       'retry-after': { type: 'string' },
+      'content-type': { type: 'string' },
+      compress: { type: 'string' },
+      chunked: { type: 'boolean' },
     },
     strict: true,
   });
@@ -157,7 +172,21 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
     secretsDir: values['secrets-dir'],
     rowsPerDay: num('rows-per-day', values['rows-per-day']),
     fault,
+    transport: transportFrom({ contentType: values['content-type'], compress: values.compress, chunked: values.chunked }),
   };
+}
+
+/** --content-type TYPE ("none": no header), --compress gzip|deflate|br, --chunked; undefined when none is given. */
+export function transportFrom(flags: { contentType?: string; compress?: string; chunked?: boolean }): TransportOptions | undefined {
+  if (flags.compress !== undefined && !COMPRESSIONS.includes(flags.compress as Compression)) {
+    throw new Error(`--compress must be one of ${COMPRESSIONS.join(', ')}, got "${flags.compress}".`);
+  }
+  const t: TransportOptions = {
+    ...(flags.contentType !== undefined ? { contentType: flags.contentType === 'none' ? '' : flags.contentType } : {}),
+    ...(flags.compress !== undefined ? { compress: flags.compress as Compression } : {}),
+    ...(flags.chunked ? { chunked: true } : {}),
+  };
+  return Object.keys(t).length ? t : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

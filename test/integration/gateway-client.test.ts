@@ -594,6 +594,7 @@ describe('describeRequest (reports sign)', () => {
     const { stdout } = await promisify(execFile)('sh', ['-c', `set -- ${args}; for a in "$@"; do printf '%s\\0' "$a"; done`]);
     assert.deepEqual(stdout.split('\0').slice(0, -1), [
       '-sS',
+      '--compressed',
       '-X',
       'POST',
       `https://gw.example.com${PATH}?a=b&c=d`,

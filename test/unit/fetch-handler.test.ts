@@ -113,7 +113,14 @@ describe('fetch-report handler', () => {
       assert.equal(opened.metadata['gateway-content-type'], 'text/csv; charset=UTF-8');
       // Known only after the last byte, the checksum is a tag (metadata would need a copy: a second version and event).
       const tags = await lake.client.send(new GetObjectTaggingCommand({ Bucket: buckets.raw, Key: w.key }));
-      assert.deepEqual(tags.TagSet, [{ Key: 'sha256', Value: w.sha256 }]);
+      assert.deepEqual(tags.TagSet, [
+        { Key: 'sha256', Value: w.sha256 },
+        { Key: 'wire-bytes', Value: String(w.wireBytes) },
+      ]);
+      // The simulator sends the report uncompressed by default: what came on the wire is what is stored.
+      assert.equal(opened.metadata['wire-coding'], 'identity');
+      assert.equal(w.wireBytes, w.bytes);
+      assert.equal(w.headerMatches, true);
     }
 
     // Logs: JSON lines with the run id and report on every line, the window on every window line, never the key.

@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import iconv from 'iconv-lite';
+import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/errors.js';
+import {
+  classifyAnswer,
+  headerLine,
+  readFirstRecord,
+  type AnswerHead,
+  type Caller,
+  type ReportExpectation,
+} from '../../functions/core/gateway-answer.js';
+import { parseContentEncoding } from '../../functions/core/content-coding.js';
+
+/**
+ * The classifier on its own: a report is recognised by its bytes, whatever its label; a refusal by its
+ * words; nothing else is ever accepted. The property part generates headers, delimiters, encodings and
+ * content types (and refusals, pages and JSON errors) instead of listing them.
+ */
+
+const caller: Caller = { login: 'merchant-1', signatureMethod: 'HMAC-SHA1', redact: (t) => t };
+const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
+
+const expectation = (header: string[], delimiter = ',', encoding = 'UTF-8'): ReportExpectation => ({ format: 'CSV', delimiter, encoding, header });
+const answer = (body: Buffer | string, contentType: string, status = 200): AnswerHead => {
+  const head = typeof body === 'string' ? Buffer.from(body) : body;
+  return { status, contentType, head, complete: true };
+};
+
+/** A report as the provider's sample writes it: every field quoted, CRLF, in the report's encoding. */
+function reportBytes(header: string[], rows: string[][], delimiter: string, encoding: string, bom = false): Buffer {
+  const text = [header, ...rows].map((r) => headerLine(r, delimiter)).join('\r\n') + '\r\n';
+  const body = iconv.encode(text, encoding);
+  return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body]) : body;
+}
+
+const HEADER = ['Merchant_Name', 'Transaction_id', 'Amount'];
+const REPORT_TYPES = [
+  'text/plain',
+  'text/plain; charset=UTF-8',
+  'text/csv',
+  'application/octet-stream',
+  'application/vnd.ms-excel',
+  'application/x-download',
+  '',
+  'application/pdf',
+];
+
+describe('classifyAnswer: a report by its bytes', () => {
+  for (const type of REPORT_TYPES) {
+    it(`accepts a CSV report labelled ${type || '(no content type)'} and says its header matches`, () => {
+      const body = reportBytes(HEADER, [['Shop', '1', '1.000']], ',', 'UTF-8');
+      const c = classifyAnswer(answer(body, type), caller, expectation(HEADER));
+      assert.equal(c.kind, 'csv');
+      assert.equal(c.headerMatches, true);
+      assert.equal(c.firstLine, '"Merchant_Name","Transaction_id","Amount"');
+    });
+  }
+
+  it('accepts a drifted header as a CSV report (stored raw, refused by the parse) and says it differs', () => {
+    const body = reportBytes(['Merchant_Name', 'Merchant_Order_ID', 'Amount', 'Status'], [], ',', 'UTF-8');
+    const c = classifyAnswer(answer(body, 'text/plain'), caller, expectation(HEADER));
+    assert.equal(c.kind, 'csv');
+    assert.equal(c.headerMatches, false);
+  });
+
+  it('accepts unquoted headers, a UTF-8 BOM, a semicolon report and a windows-1251 header', () => {
+    assert.equal(classifyAnswer(answer('a,b\n1,2\n', 'text/plain'), caller, expectation(['a', 'b'])).headerMatches, true);
+    const bom = reportBytes(HEADER, [], ',', 'UTF-8', true);
+    assert.equal(classifyAnswer(answer(bom, ''), caller, expectation(HEADER)).headerMatches, true);
+    const semi = reportBytes(HEADER, [], ';', 'UTF-8');
+    assert.equal(classifyAnswer(answer(semi, 'text/plain'), caller, expectation(HEADER, ';')).headerMatches, true);
+    const cyr = ['Магазин', 'Сумма'];
+    const cp = reportBytes(cyr, [['Ромашка', '1.000']], ';', 'windows-1251');
+    assert.equal(classifyAnswer(answer(cp, 'application/octet-stream'), caller, expectation(cyr, ';', 'windows-1251')).headerMatches, true);
+  });
+
+  it('accepts a one-column report whose line is the definition header, and a PDF under any label', () => {
+    assert.equal(classifyAnswer(answer('Id\r\n1\r\n', 'text/plain'), caller, expectation(['Id'])).kind, 'csv');
+    assert.equal(classifyAnswer(answer('%PDF-1.7\n...', 'text/plain'), caller, expectation(HEADER)).kind, 'pdf');
+    assert.equal(classifyAnswer(answer('%PDF-1.7\n...', ''), caller).kind, 'pdf');
+  });
+});
+
+describe('classifyAnswer: what is not a report', () => {
+  for (const status of [200, 401, 403]) {
+    for (const type of ['text/plain', 'text/html; charset=utf-8']) {
+      it(`a refusal in other words under ${status} ${type} is AuthenticationRefused`, () => {
+        const body = type.startsWith('text/html')
+          ? '<html><head><title>403</title></head><body><h1>Access denied</h1><p>Unauthorized request.</p></body></html>'
+          : 'Access denied: the caller is not authorised to perform this request.';
+        assert.throws(() => classifyAnswer(answer(body, type, status), caller, expectation(HEADER)), AuthenticationRefused);
+      });
+    }
+  }
+
+  it('a refusal sentence with commas is a refusal, not a CSV record', () => {
+    const e = assertThrows(() => classifyAnswer(answer('Sorry, you are not authorized, contact support', 'text/plain'), caller, expectation(HEADER)), AuthenticationRefused);
+    assert.match(e.message, /merchant-1/);
+  });
+
+  it('a JSON error, an HTML page and plain words are UnexpectedAnswer, naming what the report would begin with', () => {
+    for (const [body, type, why] of [
+      ['{"error":"bad filters","code":17}', 'application/json', /JSON/],
+      ['{"error":"bad filters"}', 'text/plain', /JSON/],
+      ['[{"error":"x"}]', 'text/csv', /JSON/],
+      ['<!DOCTYPE html><title>Login</title>', 'text/csv', /web page/],
+      ['Report engine error: unknown reportIdentifier', 'text/plain', /one field/],
+    ] as const) {
+      const e = assertThrows(() => classifyAnswer(answer(body, type), caller, expectation(HEADER)), UnexpectedAnswer);
+      assert.match(e.message, why);
+      assert.match(e.message, /would have begun with "\\"Merchant_Name\\",\\"Transaction_id\\",\\"Amount\\""/);
+      assert.ok(e.firstBytes.startsWith(body.slice(0, 10)));
+    }
+  });
+
+  it('a report in an undeclared encoding (UTF-16 where UTF-8 is declared) is UnexpectedAnswer with a hint', () => {
+    const body = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode('"Merchant_Name","Transaction_id","Amount"\r\n', 'utf16-le')]);
+    const e = assertThrows(() => classifyAnswer(answer(body, 'text/csv'), caller, expectation(HEADER)), UnexpectedAnswer);
+    assert.match(e.message, /encoding/);
+    // Declared, it is a report.
+    assert.equal(classifyAnswer(answer(body, 'text/csv'), caller, expectation(HEADER, ',', 'UTF-16')).headerMatches, true);
+  });
+
+  it('a first line that does not end within the peek of a body that goes on is not a report', () => {
+    const head = Buffer.from(`"a","${'x'.repeat(70_000)}`);
+    assert.throws(() => classifyAnswer({ status: 200, contentType: 'text/csv', head, complete: false }, caller, expectation(['a', 'b'])), UnexpectedAnswer);
+  });
+});
+
+describe('readFirstRecord and Content-Encoding', () => {
+  it('reads RFC 4180 records and refuses what is not one', () => {
+    assert.deepEqual(readFirstRecord('"a ""b""",c\r\nx', ','), { ok: true, fields: ['a "b"', 'c'], quoted: [true, false], ended: true, line: '"a ""b""",c' });
+    assert.equal(readFirstRecord('a"b,c\n', ',').ok, false);
+    assert.equal(readFirstRecord('"a"b,c\n', ',').ok, false);
+    const multi = readFirstRecord('"multi\nline",x\n', ',');
+    assert.ok(multi.ok);
+    assert.deepEqual(multi.fields, ['multi\nline', 'x']);
+  });
+
+  it('lists codings in the order applied, without identity, x-gzip as gzip', () => {
+    assert.deepEqual(parseContentEncoding('x-gzip'), ['gzip']);
+    assert.deepEqual(parseContentEncoding(' Identity '), []);
+    assert.deepEqual(parseContentEncoding('deflate, br'), ['deflate', 'br']);
+    assert.deepEqual(parseContentEncoding(undefined), []);
+    assert.deepEqual(parseContentEncoding('zstd'), ['zstd']);
+  });
+});
+
+describe('classifyAnswer: properties', () => {
+  const DELIMITERS = [',', ';', '\t', '|'];
+  const ENCODINGS = ['UTF-8', 'windows-1251', 'UTF-16LE'];
+  const TYPES = [...REPORT_TYPES, 'text/csv; charset=windows-1251', 'binary/octet-stream'];
+  // Header names as a provider might write them: spaces, quotes, non-ASCII (Cyrillic, accents, €), but no
+  // line breaks or control characters, and representable in windows-1251.
+  const nameChar = fc.constantFrom(...'abcXYZ019 _-."\'()/№АБВабвёЁ€,;|'.split(''));
+  const name = fc.array(nameChar, { minLength: 1, maxLength: 20 }).map((cs) => cs.join('')).filter((s) => s.trim().length > 0);
+
+  it('accepts every report, whatever its header, delimiter, encoding and label', () => {
+    fc.assert(
+      fc.property(
+        fc.array(name, { minLength: 1, maxLength: 12 }),
+        fc.constantFrom(...DELIMITERS),
+        fc.constantFrom(...ENCODINGS),
+        fc.constantFrom(...TYPES),
+        fc.boolean(),
+        (header, delimiter, encoding, type, bom) => {
+          const body = reportBytes(header, [header.map((_, i) => String(i))], delimiter, encoding, bom && encoding === 'UTF-8');
+          const c = classifyAnswer(answer(body, type), caller, expectation(header, delimiter, encoding));
+          assert.equal(c.kind, 'csv');
+          assert.equal(c.headerMatches, true);
+        },
+      ),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  const word = fc.constantFrom('request', 'the', 'caller', 'signature', 'invalid', 'please', 'contact', 'support', 'merchant', 'access', 'denied', 'your', 'key');
+  const refusalCore = fc.constantFrom('not authorized', 'not authorised', 'Unauthorized', 'unauthorised', 'not allowed', 'NOT AUTHORIZED');
+  const sentence = fc
+    .tuple(fc.array(word, { maxLength: 6 }), refusalCore, fc.array(word, { maxLength: 6 }), fc.constantFrom(', ', ' ', '; ', ' | '), fc.constantFrom('.', '!', '', '\n'))
+    .map(([a, core, b, sep, end]) => `${a.join(sep)} You are ${core} to perform this ${b.join(sep)}${end}`);
+
+  it('never accepts a refusal sentence: it is AuthenticationRefused under 200/401/403 and any text type', () => {
+    fc.assert(
+      fc.property(sentence, fc.constantFrom(200, 401, 403), fc.constantFrom('text/plain', 'text/plain; charset=UTF-8', 'text/html'), fc.constantFrom(...DELIMITERS), (text, status, type, delimiter) => {
+        assert.throws(() => classifyAnswer(answer(text, type, status), caller, expectation(HEADER, delimiter)), AuthenticationRefused);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  const html = fc
+    .tuple(fc.constantFrom('<!DOCTYPE html>', '<html>', '  <HTML lang="en">', '\ufeff<!doctype html>', '<?xml version="1.0"?>'), fc.array(word, { maxLength: 20 }))
+    .map(([open, words]) => `${open}<body><p>${words.join(', ')}</p></body></html>`);
+  const jsonError = fc
+    .record({ error: fc.string(), code: fc.integer(), details: fc.array(fc.string(), { maxLength: 3 }) }, { requiredKeys: [] })
+    .chain((o) => fc.constantFrom(JSON.stringify(o), JSON.stringify([o]), JSON.stringify(o, null, 2)));
+
+  it('never accepts an HTML page or a JSON error object, under any label', () => {
+    fc.assert(
+      fc.property(fc.oneof(html, jsonError), fc.constantFrom(...TYPES, 'text/html', 'application/json'), fc.constantFrom(...DELIMITERS), (text, type, delimiter) => {
+        assert.throws(
+          () => classifyAnswer(answer(text, type), caller, expectation(HEADER, delimiter)),
+          (e: unknown) => e instanceof UnexpectedAnswer || e instanceof AuthenticationRefused,
+        );
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+});
+
+function assertThrows<T extends Error>(fn: () => unknown, type: new (...args: never[]) => T): T {
+  try {
+    fn();
+  } catch (e) {
+    assert.ok(e instanceof type, `expected ${type.name}, got ${String(e)}`);
+    return e;
+  }
+  return assert.fail(`expected ${type.name}`);
+}
