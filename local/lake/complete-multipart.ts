@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type S3rver from 's3rver';
+
+const CHUNK = 8 * 1024 * 1024;
+
+/**
+ * s3rver 3.7 completes a multipart upload by streaming every part back through an MD5 into the object file,
+ * in 64 KiB reads, writing in place over the key's current object: for a 130 MiB report, a second read, MD5
+ * and write of every byte, during which a reader sees a half-written object. This replacement:
+ *
+ * - renames part 1 into a file in the upload's directory and appends the other parts to it in 8 MiB reads
+ *   (no hashing: each part's MD5 was taken when it arrived);
+ * - gives the object S3's own multipart ETag, the MD5 of the parts' binary MD5s and "-<part count>", so
+ *   nothing reads the ETag as an MD5 of the content (S3 does not promise one for multipart objects either);
+ * - renames the joined file over the key, so a reader sees the old object or the new one, whole.
+ */
+export function completeMultipartWithoutRehashing(server: S3rver): void {
+  const store = server.store;
+  store.putObjectMultipart = async (bucket, uploadId, parts) => {
+    const uploadDir = join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    const [key, metadata] = await Promise.all([
+      readFile(join(uploadDir, 'key'), 'utf8'),
+      readFile(join(uploadDir, 'metadata'), 'utf8').then((m) => JSON.parse(m) as Record<string, string>),
+    ]);
+    const numbers = [...parts].sort((a, b) => a.number - b.number).map((p) => String(p.number));
+    const digests = await Promise.all(numbers.map((n) => readFile(join(uploadDir, `${n}.md5`), 'utf8')));
+    const joined = join(uploadDir, 'joined');
+    await rename(join(uploadDir, numbers[0]!), joined);
+    const out = await open(joined, 'a');
+    let size: number;
+    try {
+      const buffer = Buffer.allocUnsafe(CHUNK);
+      for (const n of numbers.slice(1)) {
+        const part = await open(join(uploadDir, n), 'r');
+        try {
+          for (;;) {
+            const { bytesRead } = await part.read(buffer, 0, CHUNK, null);
+            if (bytesRead === 0) break;
+            await out.write(buffer, 0, bytesRead);
+          }
+        } finally {
+          await part.close();
+        }
+      }
+      size = (await out.stat()).size;
+    } finally {
+      await out.close();
+    }
+    const md5 = `${createHash('md5')
+      .update(Buffer.concat(digests.map((d) => Buffer.from(d.trim(), 'hex'))))
+      .digest('hex')}-${numbers.length}`;
+    const objectPath = store.getResourcePath(bucket, key, 'object');
+    await mkdir(dirname(objectPath), { recursive: true });
+    await rename(joined, objectPath);
+    await store.putMetadata(bucket, key, metadata, md5);
+    await rm(uploadDir, { recursive: true, force: true });
+    return { size, md5 };
+  };
+}
