@@ -44,11 +44,27 @@ const hasTime = existsSync('/usr/bin/time');
 
 interface Timed {
   code: number | null;
+  /** The node process's resident set size, sampled every RSS_SAMPLE_MS from /proc: [Date.now(), MB]. */
+  rss: Array<[number, number]>;
   stdout: string;
   stderr: string;
   spawnedAt: number;
   exitedAt: number;
   maxRssMb: number | undefined;
+}
+
+const RSS_SAMPLE_MS = 25;
+
+/** VmRSS of `pid` in MB, or of its only child when `pid` is /usr/bin/time; undefined when gone (or not Linux). */
+function rssMb(pid: number, viaTime: boolean): number | undefined {
+  try {
+    const target = viaTime ? Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]) : pid;
+    if (!target) return undefined;
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${target}/status`, 'utf8'));
+    return kb ? Number(kb[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs `node <args>` (under /usr/bin/time -v when present); never rejects on a non-zero exit. */
@@ -57,14 +73,23 @@ function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<
   return new Promise((resolve, reject) => {
     const spawnedAt = Date.now();
     const child = spawn(hasTime ? '/usr/bin/time' : process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const rss: Array<[number, number]> = [];
+    const sampler = setInterval(() => {
+      const mb = child.pid === undefined ? undefined : rssMb(child.pid, hasTime);
+      if (mb !== undefined) rss.push([Date.now(), mb]);
+    }, RSS_SAMPLE_MS);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
+    child.on('error', (e) => {
+      clearInterval(sampler);
+      reject(e);
+    });
     child.on('close', (code) => {
-      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      resolve({ code, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: rss ? Math.round(Number(rss[1]) / 1024) : undefined });
+      clearInterval(sampler);
+      const max = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+      resolve({ code, rss, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: max ? Math.round(Number(max[1]) / 1024) : undefined });
     });
   });
 }
@@ -83,6 +108,8 @@ export interface ChainRun {
   fetchMs: number;
   parseMs: number;
   queriesMs: number;
+  /** Highest sampled RSS (MB) within each stage. */
+  stageRssMb: { startup: number; fetch: number; parse: number; queries: number };
   rowsWritten: number;
   rowsRejected: number;
   parquetBytes: number;
@@ -105,7 +132,14 @@ async function runChain(gateway: ReplayGateway, secretFile: string, lakeDir: str
   if (m.outcome !== 'loaded') throw new Error(`the window did not load: ${JSON.stringify(m.error)}`);
   const parseStart = Date.parse(m.startedAt);
   const parseEnd = Date.parse(m.finishedAt);
+  const peak = (from: number, to: number) => Math.round(Math.max(0, ...r.rss.filter(([t]) => t >= from && t <= to).map(([, mb]) => mb)));
   return {
+    stageRssMb: {
+      startup: peak(r.spawnedAt, request.arrivedAt),
+      fetch: peak(request.arrivedAt, parseStart),
+      parse: peak(parseStart, parseEnd),
+      queries: peak(parseEnd, r.exitedAt),
+    },
     wallMs: r.exitedAt - r.spawnedAt,
     maxRssMb: r.maxRssMb ?? NaN,
     startupMs: request.arrivedAt - r.spawnedAt,
@@ -171,15 +205,16 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
 
   const mbps = (ms: number) => num(bytes / MiB / (ms / 1000), 1);
   console.log('');
-  console.log(`${pad('stage', 44)}${pad('wall s', 9)}${pad('MiB/s', 8)}peak RSS MB`);
+  console.log(`${pad('stage', 44)}${pad('wall s', 9)}${pad('MiB/s', 8)}peak RSS MB (stages: sampled every ${RSS_SAMPLE_MS} ms)`);
   const line = (name: string, ms: number, rss: string, throughput = true) =>
     console.log(`${pad(name, 44)}${pad(num(ms / 1000), 9)}${pad(throughput ? mbps(ms) : '-', 8)}${rss}`);
   line('simulator: generate and serve the report', sim.wallMs, '-');
   console.log('chain: `reports run` (npm start), one process:');
-  line('  start-up (node, modules, lake) to request', chain.startupMs, '-', false);
-  line('  fetch-and-store (gateway to raw object)', chain.fetchMs, '-');
-  line('  parse to Parquet (+ rejects, manifest)', chain.parseMs, '-');
-  line('  saved queries, summary, exit', chain.queriesMs, '-', false);
+  const st = chain.stageRssMb;
+  line('  start-up (node, modules, lake) to request', chain.startupMs, String(st.startup), false);
+  line('  fetch-and-store (gateway to raw object)', chain.fetchMs, String(st.fetch));
+  line('  parse to Parquet (+ rejects, manifest)', chain.parseMs, String(st.parse));
+  line('  saved queries, summary, exit', chain.queriesMs, String(st.queries), false);
   line('  whole run', chain.wallMs, String(peakRss));
   line('DuckDB CSV-to-Parquet, threads=1', duck.wallMs, String(duck.maxRssMb));
   console.log('');

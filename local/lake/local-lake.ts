@@ -151,10 +151,13 @@ export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLa
  * bootstrap that registers them first (as functions/core/encoder-thread.ts does).
  */
 function startWorker(url: URL, workerData: LakeWorkerData): Worker {
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData });
+  // The server's garbage is short-lived (request chunks on their way to disk): a small young generation is
+  // collected more often at no measurable CPU cost, and keeps ~40 MB less resident during a 130 MiB upload.
+  const resourceLimits = { maxYoungGenerationSizeMb: 2 };
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData, resourceLimits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return new Worker(bootstrap, { eval: true, workerData, resourceLimits });
 }
 
 /** lake-worker.{js,mjs,ts} beside this module: .ts when run from source (tsx), .js/.mjs when built. */
