@@ -20,6 +20,8 @@ export interface LakeWorkerData {
   host: string;
   port: number;
   buckets: string[];
+  /** Test seam: hold each event message back this long, as a busy thread might. */
+  delayEventsMs?: number;
 }
 
 export type ToLakeWorker = { t: 'ack'; id: number } | { t: 'close' };
@@ -59,7 +61,9 @@ server.on('event', (event) => {
   for (const record of event.Records) {
     const id = ++nextId;
     unacknowledged.add(id);
-    post({ t: 'event', id, record, path: server.store.getResourcePath(record.s3.bucket.name, record.s3.object.key, 'object') });
+    const message: FromLakeWorker = { t: 'event', id, record, path: server.store.getResourcePath(record.s3.bucket.name, record.s3.object.key, 'object') };
+    if (data.delayEventsMs) setTimeout(() => post(message), data.delayEventsMs);
+    else post(message);
   }
 });
 

@@ -37,6 +37,8 @@ export interface LocalLakeOptions {
   port?: number;
   /** A loopback address: 127.0.0.1 (default), ::1 or localhost. */
   host?: string;
+  /** Test seam: the server thread holds each event message back this long (see lake-worker.ts). */
+  delayEventsMs?: number;
 }
 
 export type ObjectCreatedListener = (record: S3EventRecord) => void | Promise<void>;
@@ -65,7 +67,13 @@ export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLa
   if (!LOOPBACK.has(host)) {
     throw new ConfigurationError(`The local lake listens on loopback only (127.0.0.1, ::1, localhost), not "${host}".`);
   }
-  const workerData: LakeWorkerData = { dir: options.dir, host, port: options.port ?? 0, buckets: [options.buckets.raw, options.buckets.curated] };
+  const workerData: LakeWorkerData = {
+    dir: options.dir,
+    host,
+    port: options.port ?? 0,
+    buckets: [options.buckets.raw, options.buckets.curated],
+    ...(options.delayEventsMs ? { delayEventsMs: options.delayEventsMs } : {}),
+  };
   const worker = startWorker(lakeWorkerUrl(), workerData);
 
   const listeners = new Set<ObjectCreatedListener>();
