@@ -21,6 +21,7 @@ import type { ChildResult } from './children/measure.js';
  * report from disk (chain-gateway.ts): a foreign gateway, as the issue measured. The simulator's own time
  * to generate and serve that report is printed on its own line.
  *
+ * Per stage, RSS and CPU (main thread, all threads) are sampled from /proc every 25 ms.
  * Stages come from three clocks on this machine, all Date.now(): the replay gateway (request arrived), the
  * load manifest the parse step writes into the lake (parse startedAt / finishedAt), and the child's exit.
  *
@@ -44,8 +45,8 @@ const hasTime = existsSync('/usr/bin/time');
 
 interface Timed {
   code: number | null;
-  /** The node process's resident set size, sampled every RSS_SAMPLE_MS from /proc: [Date.now(), MB]. */
-  rss: Array<[number, number]>;
+  /** The node process, sampled every SAMPLE_MS from /proc. */
+  samples: Sample[];
   stdout: string;
   stderr: string;
   spawnedAt: number;
@@ -53,15 +54,27 @@ interface Timed {
   maxRssMb: number | undefined;
 }
 
-const RSS_SAMPLE_MS = 25;
+const SAMPLE_MS = 25;
 
-/** VmRSS of `pid` in MB, or of its only child when `pid` is /usr/bin/time; undefined when gone (or not Linux). */
-function rssMb(pid: number, viaTime: boolean): number | undefined {
+/** One sample of the node process: [Date.now(), RSS MB, CPU ms of all threads, CPU ms of the main thread]. */
+type Sample = [number, number, number, number];
+
+/** utime + stime of a /proc stat line, in ms (USER_HZ is 100 on Linux). */
+const statCpuMs = (stat: string) => {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+};
+
+/** A sample of `pid`, or of its only child when `pid` is /usr/bin/time; undefined when gone (or not Linux). */
+function sample(pid: number, viaTime: boolean): Sample | undefined {
   try {
     const target = viaTime ? Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]) : pid;
     if (!target) return undefined;
     const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${target}/status`, 'utf8'));
-    return kb ? Number(kb[1]) / 1024 : undefined;
+    if (!kb) return undefined;
+    const all = statCpuMs(readFileSync(`/proc/${target}/stat`, 'utf8'));
+    const main = statCpuMs(readFileSync(`/proc/${target}/task/${target}/stat`, 'utf8'));
+    return [Date.now(), Number(kb[1]) / 1024, all, main];
   } catch {
     return undefined;
   }
@@ -73,11 +86,11 @@ function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<
   return new Promise((resolve, reject) => {
     const spawnedAt = Date.now();
     const child = spawn(hasTime ? '/usr/bin/time' : process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const rss: Array<[number, number]> = [];
+    const samples: Sample[] = [];
     const sampler = setInterval(() => {
-      const mb = child.pid === undefined ? undefined : rssMb(child.pid, hasTime);
-      if (mb !== undefined) rss.push([Date.now(), mb]);
-    }, RSS_SAMPLE_MS);
+      const s = child.pid === undefined ? undefined : sample(child.pid, hasTime);
+      if (s) samples.push(s);
+    }, SAMPLE_MS);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -89,7 +102,7 @@ function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<
     child.on('close', (code) => {
       clearInterval(sampler);
       const max = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      resolve({ code, rss, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: max ? Math.round(Number(max[1]) / 1024) : undefined });
+      resolve({ code, samples, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: max ? Math.round(Number(max[1]) / 1024) : undefined });
     });
   });
 }
@@ -101,6 +114,25 @@ function manifestIn(lakeDir: string, curatedBucket: string): LoadManifest {
   return JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as LoadManifest;
 }
 
+export interface StageUse {
+  rssMb: number;
+  cpuMs: number;
+  mainCpuMs: number;
+}
+
+/** What the samples within [from, to] say: the highest RSS, and the CPU spent between the first and last. */
+function stageUse(samples: Sample[], from: number, to: number): StageUse {
+  const within = samples.filter(([t]) => t >= from && t <= to);
+  // CPU counted from the last sample before the stage, so a short stage is not read as idle.
+  const before = samples.filter(([t]) => t < from).at(-1) ?? within[0];
+  const last = within.at(-1);
+  return {
+    rssMb: Math.round(Math.max(0, ...within.map(([, mb]) => mb))),
+    cpuMs: before && last ? last[2] - before[2] : 0,
+    mainCpuMs: before && last ? last[3] - before[3] : 0,
+  };
+}
+
 export interface ChainRun {
   wallMs: number;
   maxRssMb: number;
@@ -108,8 +140,8 @@ export interface ChainRun {
   fetchMs: number;
   parseMs: number;
   queriesMs: number;
-  /** Highest sampled RSS (MB) within each stage. */
-  stageRssMb: { startup: number; fetch: number; parse: number; queries: number };
+  /** Per stage: highest sampled RSS (MB), and CPU ms of all threads and of the main thread. */
+  stages: Record<'startup' | 'fetch' | 'parse' | 'queries', StageUse>;
   rowsWritten: number;
   rowsRejected: number;
   parquetBytes: number;
@@ -132,13 +164,12 @@ async function runChain(gateway: ReplayGateway, secretFile: string, lakeDir: str
   if (m.outcome !== 'loaded') throw new Error(`the window did not load: ${JSON.stringify(m.error)}`);
   const parseStart = Date.parse(m.startedAt);
   const parseEnd = Date.parse(m.finishedAt);
-  const peak = (from: number, to: number) => Math.round(Math.max(0, ...r.rss.filter(([t]) => t >= from && t <= to).map(([, mb]) => mb)));
   return {
-    stageRssMb: {
-      startup: peak(r.spawnedAt, request.arrivedAt),
-      fetch: peak(request.arrivedAt, parseStart),
-      parse: peak(parseStart, parseEnd),
-      queries: peak(parseEnd, r.exitedAt),
+    stages: {
+      startup: stageUse(r.samples, r.spawnedAt, request.arrivedAt),
+      fetch: stageUse(r.samples, request.arrivedAt, parseStart),
+      parse: stageUse(r.samples, parseStart, parseEnd),
+      queries: stageUse(r.samples, parseEnd, r.exitedAt),
     },
     wallMs: r.exitedAt - r.spawnedAt,
     maxRssMb: r.maxRssMb ?? NaN,
@@ -161,6 +192,30 @@ async function runDuckDb(csv: string, out: string): Promise<ChildResult> {
   const result = JSON.parse(last) as ChildResult;
   if (r.maxRssMb !== undefined) result.maxRssMb = r.maxRssMb;
   return result;
+}
+
+/**
+ * Rows in one Parquet file and not the other (a multiset difference, both ways), every column compared
+ * as the Glue table types it. The chain's file is read where the lake keeps it (s3rver's file per object).
+ */
+async function rowsDiffering(lakeDir: string, duckOut: string): Promise<number> {
+  const tables = join(lakeDir, bucketNames(LOCAL_ENVIRONMENT).curated, 'tables');
+  const files = readdirSync(tables, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet._S3rver_object'));
+  if (files.length !== 1) throw new Error(`expected one Parquet file under ${tables}, found ${files.length}`);
+  const ours = join(tables, files[0]!).replace(/'/g, "''");
+  const theirs = duckOut.replace(/'/g, "''");
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(':memory:');
+  const db = await instance.connect();
+  try {
+    const a = `SELECT merchant_name, transaction_id, merchant_oid, CAST(created_date AS TIMESTAMP) AS c, amount, currency, transaction_type, order_description, date_of_report FROM read_parquet('${ours}')`;
+    const b = `SELECT Merchant_Name, Transaction_id, Merchant_OID, CAST(Created_date AS TIMESTAMP), Amount, Currency, Transaction_type, Order_description, Date_of_report FROM read_parquet('${theirs}')`;
+    const reader = await db.runAndReadAll(`SELECT (SELECT count(*) FROM (${a} EXCEPT ALL ${b})) + (SELECT count(*) FROM (${b} EXCEPT ALL ${a}))`);
+    return Number(reader.getRows()[0]![0]);
+  } finally {
+    db.closeSync();
+    instance.closeSync();
+  }
 }
 
 const pad = (s: string, n: number) => s.padEnd(n);
@@ -203,26 +258,38 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
   if (chain.rowsWritten !== rows || chain.rowsRejected !== 0) throw new Error(`the chain wrote ${chain.rowsWritten} rows (${chain.rowsRejected} rejected), not ${rows}`);
   if (duck.rows !== rows) throw new Error(`DuckDB wrote ${duck.rows} rows, not ${rows}`);
 
+  const differing = await rowsDiffering(lakeDir, duckOut);
+  if (differing !== 0) throw new Error(`the chain's Parquet and DuckDB's differ in ${differing} rows`);
+
   const mbps = (ms: number) => num(bytes / MiB / (ms / 1000), 1);
   console.log('');
-  console.log(`${pad('stage', 44)}${pad('wall s', 9)}${pad('MiB/s', 8)}peak RSS MB (stages: sampled every ${RSS_SAMPLE_MS} ms)`);
-  const line = (name: string, ms: number, rss: string, throughput = true) =>
-    console.log(`${pad(name, 44)}${pad(num(ms / 1000), 9)}${pad(throughput ? mbps(ms) : '-', 8)}${rss}`);
+  console.log(`${pad('stage', 44)}${pad('wall s', 9)}${pad('MiB/s', 8)}${pad('peak RSS MB', 13)}CPU s: main thread / all threads`);
+  const line = (name: string, ms: number, rss: string, use?: StageUse | { mainCpuMs: number | null; cpuMs: number }, throughput = true) =>
+    console.log(
+      `${pad(name, 44)}${pad(num(ms / 1000), 9)}${pad(throughput ? mbps(ms) : '-', 8)}${pad(rss, 13)}` +
+        (use ? `${use.mainCpuMs === null ? '-' : num(use.mainCpuMs / 1000)} / ${num(use.cpuMs / 1000)}` : '-'),
+    );
   line('simulator: generate and serve the report', sim.wallMs, '-');
   console.log('chain: `reports run` (npm start), one process:');
-  const st = chain.stageRssMb;
-  line('  start-up (node, modules, lake) to request', chain.startupMs, String(st.startup), false);
-  line('  fetch-and-store (gateway to raw object)', chain.fetchMs, String(st.fetch));
-  line('  parse to Parquet (+ rejects, manifest)', chain.parseMs, String(st.parse));
-  line('  saved queries, summary, exit', chain.queriesMs, String(st.queries), false);
-  line('  whole run', chain.wallMs, String(peakRss));
-  line('DuckDB CSV-to-Parquet, threads=1', duck.wallMs, String(duck.maxRssMb));
+  const st = chain.stages;
+  line('  start-up (node, modules, lake) to request', chain.startupMs, String(st.startup.rssMb), st.startup, false);
+  line('  fetch-and-store (gateway to raw object)', chain.fetchMs, String(st.fetch.rssMb), st.fetch);
+  line('  parse to Parquet (+ rejects, manifest)', chain.parseMs, String(st.parse.rssMb), st.parse);
+  line('  saved queries, summary, exit', chain.queriesMs, String(st.queries.rssMb), st.queries, false);
+  const total = Object.values(st).reduce((a, u) => ({ rssMb: 0, cpuMs: a.cpuMs + u.cpuMs, mainCpuMs: a.mainCpuMs + u.mainCpuMs }));
+  line('  whole run', chain.wallMs, String(peakRss), total);
+  line('DuckDB CSV-to-Parquet, threads=1', duck.wallMs, String(duck.maxRssMb), duck);
   console.log('');
   console.log(`the run's own summary: ${chain.done}`);
+  console.log(`every row exact: the chain's Parquet and DuckDB's hold the same ${rows.toLocaleString('en-US')} rows (EXCEPT ALL both ways, every column)`);
   if (chain.conversion) console.log(`converter: ${chain.conversion.rowGroups} row groups, encoder ${chain.conversion.encoder}, timings ${JSON.stringify(chain.conversion.timings)}`);
   const withoutQueries = chain.wallMs - chain.queriesMs;
   const vsDuck = chain.wallMs / duck.wallMs;
   console.log(`whole run / DuckDB: ${num(vsDuck)}x; without the saved queries: ${num(withoutQueries / duck.wallMs)}x`);
+  // On a shared machine wall time stretches with the load; CPU time much less so. The fetch's CPU says how
+  // fast it would go with a core to itself per busy thread (the lake's server runs on its own thread).
+  const fetchCpuBound = Math.max(st.fetch.mainCpuMs, st.fetch.cpuMs - st.fetch.mainCpuMs);
+  if (fetchCpuBound > 0) console.log(`fetch-and-store if no thread waited for a core: ~${mbps(fetchCpuBound)} MiB/s (the busier thread's CPU time)`);
   console.log(`load average after: ${loadavg().map((l) => num(l)).join(' ')}`);
 
   const fetchMbps = bytes / MiB / (chain.fetchMs / 1000);
