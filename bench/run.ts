@@ -8,6 +8,7 @@ import { runConvertBench } from './convert.bench.js';
  *   BENCH_RUNS=n        runs of each converter measurement (best wall time kept; default 3)
  *   BENCH_4M=0          skip the converter's 4M-row memory run
  *   BENCH_LOAD_RUNS=n   cold node processes per bundle load time (median kept; default 7)
+ *   BENCH_CHAIN_RUNS=n  chain runs, each beside a DuckDB run (best wall time kept; default BENCH_RUNS, else 2)
  *   BENCH_CHAIN_ROWS=n  rows of the chain's report (default 1,000,000); see chain.bench.ts for more
  * Generated data and bundles go to bench/data/ (git-ignored); the Lambda bundles to a temporary directory.
  */
