@@ -27,7 +27,7 @@ export interface LakeWorkerData {
 export type ToLakeWorker = { t: 'ack'; id: number } | { t: 'close' };
 export type FromLakeWorker =
   | { t: 'ready'; address: string; family: string; port: number }
-  | { t: 'failed'; message: string; code?: string }
+  | { t: 'failed'; message: string; code?: string; syscall?: string; path?: string }
   | { t: 'event'; id: number; record: S3rverEventRecord; path: string }
   | { t: 'closed' };
 
@@ -86,6 +86,8 @@ try {
   post({ t: 'ready', address: address.address, family: address.family, port: address.port });
 } catch (e) {
   const error = e as NodeJS.ErrnoException;
-  post({ t: 'failed', message: error.message ?? String(e), ...(typeof error.code === 'string' ? { code: error.code } : {}) });
+  // What a caller may look at to explain the failure (EACCES, ENOTDIR, EADDRINUSE and the path or syscall).
+  const { code, syscall, path } = error;
+  post({ t: 'failed', message: error.message ?? String(e), ...(code ? { code } : {}), ...(syscall ? { syscall } : {}), ...(path ? { path } : {}) });
   port.close();
 }

@@ -95,7 +95,10 @@ export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLa
   const ready = new Promise<Extract<FromLakeWorker, { t: 'ready' }>>((resolve, reject) => {
     worker.on('message', (m: FromLakeWorker) => {
       if (m.t === 'ready') resolve(m);
-      else if (m.t === 'failed') reject(Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
+      else if (m.t === 'failed') {
+        const { t: _, message, ...fields } = m;
+        reject(Object.assign(new Error(message), fields));
+      }
       else if (m.t === 'closed') closed?.();
       else if (m.t === 'event') {
         const record = toS3EventRecord(m.record, LOCAL_LAKE_REGION);
