@@ -94,13 +94,14 @@ export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLa
   let closed: (() => void) | undefined;
   const ready = new Promise<Extract<FromLakeWorker, { t: 'ready' }>>((resolve, reject) => {
     worker.on('message', (m: FromLakeWorker) => {
-      if (m.t === 'ready') resolve(m);
-      else if (m.t === 'failed') {
+      if (m.t === 'ready') {
+        resolve(m);
+      } else if (m.t === 'failed') {
         const { t: _, message, ...fields } = m;
         reject(Object.assign(new Error(message), fields));
-      }
-      else if (m.t === 'closed') closed?.();
-      else if (m.t === 'event') {
+      } else if (m.t === 'closed') {
+        closed?.();
+      } else if (m.t === 'event') {
         const record = toS3EventRecord(m.record, LOCAL_LAKE_REGION);
         if (record) {
           // After the current tick, as s3rver's in-process event was: the upload's caller sees its answer first.
