@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import S3rver, { type KoaMiddleware, type S3rverEventRecord } from 's3rver';
 import { abortMultipartUploadMiddleware } from './abort-multipart.js';
-import { completeMultipartWithoutRehashing } from './complete-multipart.js';
+import { completeMultipartWithoutRehashing, putPartWhole } from './multipart-store.js';
 
 /**
  * The local lake's S3 server (s3rver) on a thread of its own (local-lake.ts starts it). On the caller's
@@ -55,6 +55,7 @@ const answerAfterAcks: KoaMiddleware = async (_ctx, next) => {
 };
 // Koa composes its middleware list when the server starts: both go before s3rver's router.
 server.middleware.unshift(answerAfterAcks, abortMultipartUploadMiddleware(server));
+putPartWhole(server);
 completeMultipartWithoutRehashing(server);
 
 server.on('event', (event) => {

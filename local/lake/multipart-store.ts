@@ -1,9 +1,54 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type S3rver from 's3rver';
 
 const CHUNK = 8 * 1024 * 1024;
+/** Bytes gathered from the request before one write: the socket delivers 64 KiB at a time. */
+const WRITE_BYTES = 1024 * 1024;
+
+async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
+}
+
+/**
+ * s3rver 3.7 stores a part by piping the request through an MD5 into a file stream, and answers once the
+ * MD5 has seen the last byte, not once the file holds it: a CompleteMultipartUpload that follows at once
+ * could join a part still being written. This one answers after the part file is written and closed, and
+ * writes 1 MiB at a time instead of one write per 64 KiB socket read.
+ */
+export function putPartWhole(server: S3rver): void {
+  const store = server.store;
+  store.putPart = async (bucket, uploadId, partNumber, content) => {
+    const partPath = join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
+    await mkdir(dirname(partPath), { recursive: true });
+    const md5 = createHash('md5');
+    let size = 0;
+    const file = await open(partPath, 'w');
+    try {
+      let gathered: Buffer[] = [];
+      let gatheredBytes = 0;
+      for await (const chunk of content) {
+        const bytes = chunk as Buffer;
+        md5.update(bytes);
+        size += bytes.length;
+        gathered.push(bytes);
+        gatheredBytes += bytes.length;
+        if (gatheredBytes >= WRITE_BYTES) {
+          await writeAll(file, Buffer.concat(gathered, gatheredBytes));
+          gathered = [];
+          gatheredBytes = 0;
+        }
+      }
+      if (gatheredBytes > 0) await writeAll(file, Buffer.concat(gathered, gatheredBytes));
+    } finally {
+      await file.close();
+    }
+    const digest = md5.digest('hex');
+    await writeFile(`${partPath}.md5`, digest);
+    return { size, md5: digest };
+  };
+}
 
 /**
  * s3rver 3.7 completes a multipart upload by streaming every part back through an MD5 into the object file,
