@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { bucketNames } from '../config/naming.js';
 import { loadCatalog } from '../config/reports/index.js';
 import type { LoadManifest } from '../functions/parse-report/load-manifest.js';
-import { windowsForRun } from '../local/cli/dates.js';
-import { LOCAL_ENVIRONMENT } from '../local/lake-query.js';
+import { parseWindowSize, windowAt } from '../functions/core/window.js';
 import { fetchFromSimulator, startReplayGateway, type ReplayGateway } from './chain-gateway.js';
 import type { ChildResult } from './children/measure.js';
 
@@ -38,6 +37,8 @@ const MiB = 1024 * 1024;
 /** A past day (a window of today or later may be refused as incomplete). Fixed, so the bytes are the same on every run. */
 const DAY = '2025-11-20';
 const NEXT_DAY = '2025-11-21';
+/** The buckets `reports run` uses (its environment is "local"). */
+const CURATED_BUCKET = bucketNames('local').curated;
 
 export const CHAIN_TARGETS = { vsDuckDb: 8, rssMb: 300, fetchMbPerS: 150 };
 
@@ -160,7 +161,7 @@ async function runChain(gateway: ReplayGateway, secretFile: string, lakeDir: str
   if (r.code !== 0) throw new Error(`reports run failed (exit ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
   const request = gateway.requests[before];
   if (!request || gateway.requests.length !== before + 1) throw new Error(`expected one gateway request, saw ${gateway.requests.length - before}`);
-  const m = manifestIn(lakeDir, bucketNames(LOCAL_ENVIRONMENT).curated);
+  const m = manifestIn(lakeDir, CURATED_BUCKET);
   if (m.outcome !== 'loaded') throw new Error(`the window did not load: ${JSON.stringify(m.error)}`);
   const parseStart = Date.parse(m.startedAt);
   const parseEnd = Date.parse(m.finishedAt);
@@ -199,7 +200,7 @@ async function runDuckDb(csv: string, out: string): Promise<ChildResult> {
  * as the Glue table types it. The chain's file is read where the lake keeps it (s3rver's file per object).
  */
 async function rowsDiffering(lakeDir: string, duckOut: string): Promise<number> {
-  const tables = join(lakeDir, bucketNames(LOCAL_ENVIRONMENT).curated, 'tables');
+  const tables = join(lakeDir, CURATED_BUCKET, 'tables');
   const files = readdirSync(tables, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet._S3rver_object'));
   if (files.length !== 1) throw new Error(`expected one Parquet file under ${tables}, found ${files.length}`);
   const ours = join(tables, files[0]!).replace(/'/g, "''");
@@ -227,7 +228,7 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
   const t0 = Date.now();
   mkdirSync(dataDir, { recursive: true });
   const report = loadCatalog().get('transactions');
-  const window = windowsForRun(report, DAY, NEXT_DAY)[0]!;
+  const window = windowAt({ year: 2025, month: 11, day: 20, hour: 0, minute: 0, second: 0 }, parseWindowSize(report.window));
   const csv = join(dataDir, `chain-${rows}.csv`);
   const sim = await fetchFromSimulator(report, window, rows, csv);
   const bytes = sim.bytes;
