@@ -1,26 +1,34 @@
 import { runBundlesBench } from './bundles.bench.js';
+import { runChainBench } from './chain.bench.js';
 import { runConvertBench } from './convert.bench.js';
 
 /**
- * `npm run bench [-- convert|bundles]`: both benchmarks by default, the converter's first; a name runs that one alone.
+ * `npm run bench [-- convert|bundles|chain]`: every benchmark by default (converter, bundles, chain); a name runs that one alone.
  * Environment:
  *   BENCH_RUNS=n        runs of each converter measurement (best wall time kept; default 3)
  *   BENCH_4M=0          skip the converter's 4M-row memory run
  *   BENCH_LOAD_RUNS=n   cold node processes per bundle load time (median kept; default 7)
+ *   BENCH_CHAIN_RUNS=n  chain runs, each beside a DuckDB run (best wall time kept; default BENCH_RUNS, else 2)
+ *   BENCH_CHAIN_ROWS=n  rows of the chain's report (default 1,000,000); see chain.bench.ts for more
  * Generated data and bundles go to bench/data/ (git-ignored); the Lambda bundles to a temporary directory.
  */
 const only = process.argv[2];
-if (only !== undefined && only !== 'convert' && only !== 'bundles') {
-  console.error(`unknown benchmark "${only}": npm run bench [-- convert|bundles]`);
+const names = ['convert', 'bundles', 'chain'];
+if (only !== undefined && !names.includes(only)) {
+  console.error(`unknown benchmark "${only}": npm run bench [-- ${names.join('|')}]`);
   process.exit(2);
 }
 const positive = (value: string | undefined, fallback: number) => (Number(value) > 0 ? Number(value) : fallback);
 
 let allPass = true;
-if (only !== 'bundles') {
+if (only === undefined || only === 'convert') {
   allPass = (await runConvertBench({ runs: positive(process.env.BENCH_RUNS, 3), with4m: process.env.BENCH_4M !== '0' })) && allPass;
 }
-if (only !== 'convert') {
+if (only === undefined || only === 'bundles') {
   allPass = (await runBundlesBench({ loadRuns: positive(process.env.BENCH_LOAD_RUNS, 7) })) && allPass;
+}
+if (only === undefined || only === 'chain') {
+  // BENCH_RUNS is the converter's (default 3); the chain's runs take ~10 s each, so it keeps 2 unless told.
+  allPass = (await runChainBench({ runs: positive(process.env.BENCH_CHAIN_RUNS ?? process.env.BENCH_RUNS, 2), rows: positive(process.env.BENCH_CHAIN_ROWS, 1_000_000) })) && allPass;
 }
 console.log(allPass ? '\nall targets met' : '\nsome targets missed (see MISS above)');

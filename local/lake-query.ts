@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBResult, type Json } from '@duckdb/node-api';
+import type { DuckDBResult, Json } from '@duckdb/node-api';
 import { loadCatalog } from '../config/reports/index.js';
 import { bucketNames } from '../config/naming.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
@@ -77,6 +77,9 @@ export interface OpenLakeOptions {
 export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDatabase> {
   const reports = options.reports ?? loadCatalog().reports;
   const curatedBucket = bucketNames(options.environment ?? LOCAL_ENVIRONMENT).curated;
+  // Loaded here, not at start-up: DuckDB's native library is ~30 MB resident and a quarter second to load,
+  // and `npm start` needs it only after the windows are loaded, when the converter's memory is freed.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(':memory:');
   const connection = await instance.connect();
   const close = () => {

@@ -7,6 +7,13 @@ export interface S3ClientOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** SDK retry attempts per call (default 3, the SDK's own). */
   maxAttempts?: number;
+  /**
+   * Sign request bodies as UNSIGNED-PAYLOAD instead of with their SHA-256 (SigV4's x-amz-content-sha256).
+   * For the embedded lake on loopback only: the SDK hashes every byte-array body (each multipart part)
+   * on the caller's thread before sending it, a second SHA-256 pass over every report beside the one the
+   * fetch keeps, protecting bytes that never leave the machine. Streamed bodies are unsigned already.
+   */
+  unsignedPayload?: boolean;
 }
 
 /**
@@ -20,7 +27,7 @@ export interface S3ClientOptions {
  */
 export function createS3Client(options: S3ClientOptions = {}): S3Client {
   const local = options.endpoint !== undefined;
-  return new S3Client({
+  const client = new S3Client({
     ...(options.region ? { region: options.region } : local ? { region: 'us-east-1' } : {}),
     ...(options.credentials ? { credentials: options.credentials } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
@@ -33,4 +40,16 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
         }
       : {}),
   });
+  if (options.unsignedPayload) {
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { headers?: Record<string, string> };
+        // The signer uses this header's value as the payload hash when it is set (@smithy/signature-v4).
+        if (request.headers) request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+        return next(args);
+      },
+      { step: 'build', name: 'localLakeUnsignedPayload' },
+    );
+  }
+  return client;
 }

@@ -55,6 +55,9 @@ declare module 's3rver' {
     store: {
       rootDirectory: string;
       getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+      putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+      putPart(bucket: string, uploadId: string, partNumber: number, content: import('node:stream').Readable): Promise<{ size: number; md5: string }>;
+      putObjectMultipart(bucket: string, uploadId: string, parts: Array<{ number: number; etag: string }>): Promise<{ size: number; md5: string }>;
     };
     on(event: 'event', listener: (event: { Records: S3rverEventRecord[] }) => void): this;
     on(event: string, listener: (...args: unknown[]) => void): this;

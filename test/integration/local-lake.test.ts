@@ -249,4 +249,59 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
     off();
     await lake.settled();
   });
+
+  it('a completed multipart upload is its parts joined in order, with S3\'s multipart ETag, and no parts left', async () => {
+    const key = rawKey('joined', window, 'CSV');
+    const report = reportStream(17 * MiB);
+    const stored = await uploadStream({ client: lake.client, bucket: buckets.raw, key, body: report.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB });
+    const read = await readAll(lake, buckets.raw, key);
+    assert.equal(read.bytes.length, 17 * MiB);
+    assert.equal(read.sha256, report.sha256, 'parts 1-4 in order, byte for byte');
+    // S3's form for multipart objects: MD5 of the parts' binary MD5s, "-", the part count.
+    const partMd5s = [0, 1, 2, 3].map((p) => createHash('md5').update(read.bytes.subarray(p * 5 * MiB, Math.min((p + 1) * 5 * MiB, 17 * MiB))).digest());
+    const expected = `${createHash('md5').update(Buffer.concat(partMd5s)).digest('hex')}-4`;
+    assert.equal(stored.etag, expected);
+    assert.equal(read.opened.etag, expected, 'GetObject gives the same ETag');
+    assert.deepEqual(await leftoverUploads(buckets.raw), []);
+  });
+
+  it('a reader sees the old object or the new one whole while a multipart upload completes over it', async () => {
+    const key = rawKey('replaced', window, 'CSV');
+    const first = reportStream(11 * MiB);
+    await uploadStream({ client: lake.client, bucket: buckets.raw, key, body: first.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB });
+    const second = reportStream(16 * MiB);
+    const upload = uploadStream({ client: lake.client, bucket: buckets.raw, key, body: second.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB });
+    const seen = new Set<string>();
+    let done = false;
+    void upload.finally(() => (done = true));
+    while (!done) seen.add((await readAll(lake, buckets.raw, key)).sha256);
+    await upload;
+    seen.add((await readAll(lake, buckets.raw, key)).sha256);
+    assert.deepEqual([...seen].filter((h) => h !== first.sha256 && h !== second.sha256), [], 'no partial object was ever read');
+    assert.ok(seen.has(second.sha256));
+  });
+
+  it('an upload that has returned has its ObjectCreated event registered: settled() waits for the listener', async () => {
+    // The server runs on a worker thread; its events reach this thread as messages, which need not arrive
+    // before the HTTP answer (here they are held back 20 ms). Each answer must wait for its event to be registered.
+    const slowDir = await mkdtemp(join(tmpdir(), 'local-lake-slow-'));
+    const slow = await startLocalLake({ dir: slowDir, buckets, delayEventsMs: 20 });
+    const seenHere: string[] = [];
+    const off = slow.onObjectCreated(async (r) => {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      seenHere.push(decodeS3EventKey(r.s3.object.key));
+    });
+    try {
+      for (let i = 0; i < 10; i++) {
+        const key = `manifests/ordering/${i}.json`;
+        await putJson({ client: slow.client, bucket: buckets.curated, key, value: { i } });
+        await slow.settled();
+        assert.equal(seenHere.at(-1), key, `the listener ran for upload ${i} before settled() resolved`);
+      }
+    } finally {
+      off();
+      await slow.close();
+      await rm(slowDir, { recursive: true, force: true });
+    }
+  });
 });
