@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions, Metafile } from 'esbuild';
+import { BUNDLED_SOURCES_CONSTANT, readReportSources } from '../config/reports/index.js';
+import { parseDefinitionText } from '../functions/core/report-catalog.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
 /**
@@ -80,6 +82,16 @@ export const BUNDLE_SETTINGS = {
   logLevel: 'warning',
 } as const satisfies Omit<BuildOptions, 'banner'> & { banner: string };
 
+/**
+ * The report catalog the bundles carry: config/reports/*.json read at synth (bin/app.ts has validated the
+ * same files before any bundling), replacing the constant config/reports/index.ts reads. As parsed JSON, so
+ * the bundle holds object literals: no file to read at cold start, no JSON text to parse.
+ */
+export function catalogDefine(): Record<string, string> {
+  const sources = readReportSources().map((s) => ({ file: s.file, raw: parseDefinitionText(s.text!, s.file) }));
+  return { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources) };
+}
+
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The esbuild command line for one entry with BUNDLE_SETTINGS (CDK runs the CLI, so the hooks do too). */
@@ -139,6 +151,7 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
     // The SDK is bundled (see BUNDLE_SETTINGS.external): bundleAwsSDK keeps CDK from adding @aws-sdk/* to the externals.
     bundleAwsSDK: true,
     externalModules: [...s.external],
+    define: catalogDefine(),
     tsconfig: s.tsconfig,
     logLevel: nodejs.LogLevel.WARNING,
     forceDockerBundling: false,
@@ -158,6 +171,7 @@ export function esbuildOptions(entry: string, outfile: string): BuildOptions {
     mainFields: [...settings.mainFields],
     external: [...settings.external],
     banner: { js: banner },
+    define: catalogDefine(),
     entryPoints: [entry],
     outfile,
     bundle: true,

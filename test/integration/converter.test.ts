@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,7 +10,7 @@ import fc from 'fast-check';
 import { parquetMetadata } from 'hyparquet';
 import iconv from 'iconv-lite';
 import { loadCatalog } from '../../config/reports/index.js';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import type { ByteSink } from '../../functions/core/byte-sink.js';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../../functions/core/csv-to-parquet.js';
 import { MalformedReport, SchemaDrift, TooManyRejectedRows } from '../../functions/core/errors.js';

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import { functionS3Client } from '../../functions/aws/env.js';
 import { logger, metrics } from '../../functions/aws/powertools.js';

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -5,7 +6,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
-import transactions from '../../config/reports/transactions.json' with { type: 'json' };
+import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { athenaColumnNames, snakeCase } from '../../functions/core/athena-names.js';
 import { detectDelimiter } from '../../functions/core/csv-sample.js';
 import { ConfigurationError } from '../../functions/core/errors.js';

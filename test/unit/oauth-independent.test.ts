@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { createHmac, createSign, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
