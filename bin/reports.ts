@@ -99,7 +99,7 @@ program
     });
     console.log(JSON.stringify(definition, null, 2));
     for (const note of notes) console.error(`note: ${note}`);
-    console.error('Fill in every "REPLACE_ME", save it under config/reports/, and list it in config/reports/index.ts.');
+    console.error('Fill in every "REPLACE_ME" and save it as config/reports/<id>.json: every file there is a report. Then try it: npm start -- --report <id> (docs/add-a-report.md).');
   });
 
 program
