@@ -26,6 +26,7 @@ program
   .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
+  .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
   .action(async (opts) => {
     const { runLocal } = await import('../local/run-local.js');
     await runLocal(opts);
@@ -46,9 +47,14 @@ program
   .option('--times <n>', 'apply the fault to the first n requests only', wholeNumber)
   .option('--delay-ms <n>', 'delay of the slow fault', wholeNumber)
   .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', wholeNumber)
+  .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
   .action(async (opts) => {
-    const { runStandaloneSimulator } = await import('../local/simulator/index.js');
+    const [{ runStandaloneSimulator }, { parseSampleOptions }] = await Promise.all([
+      import('../local/simulator/index.js'),
+      import('../local/run-local.js'),
+    ]);
     await runStandaloneSimulator({
+      samples: opts.sample ? parseSampleOptions(opts.sample) : undefined,
       port: opts.port,
       pathPrefix: opts.pathPrefix,
       secretsDir: opts.secretsDir,
@@ -115,7 +121,7 @@ program
   .command('query [sql]')
   .description('run SQL on DuckDB over the local lake: one view per report (the Athena tables), e.g. "SELECT * FROM transactions LIMIT 5"')
   .option('--lake <dir>', 'the local lake directory (as given to `reports run`)', './.lake')
-  .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/daily_totals.sql')
+  .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/transactions/daily_totals.sql')
   .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
   .option('--list', 'list the views, their columns and how many Parquet files each covers')
   .action(async (sql: string | undefined, opts) => {

@@ -10,7 +10,7 @@ import { readSecretFile } from './secret-file.js';
 
 /**
  * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline.ts),
- * then the analysts' saved queries (queries/*.sql, published by the stack as Athena named queries) on
+ * then the report's saved queries (queries/<report>/*.sql, published by the stack as Athena named queries) on
  * DuckDB over the curated Parquet, and a summary. Exits non-zero when a window or a query failed.
  */
 
@@ -25,6 +25,8 @@ export interface RunLocalOptions {
   /** The lake directory (default ./.lake). */
   lake: string;
   s3Endpoint?: string;
+  /** `--sample ID=FILE`: the embedded simulator answers report ID with this file. */
+  sample?: string[];
 }
 
 export interface RunSummary {
@@ -42,9 +44,23 @@ const show = (path: string) => {
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 const count = (n: number) => n.toLocaleString('en-US');
 
+/** `--sample ID=FILE` values as the simulator's samples option. */
+export function parseSampleOptions(values: readonly string[]): Record<string, string> {
+  const samples: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq < 1 || eq === v.length - 1) throw new ConfigurationError(`--sample ${v}: expected ID=FILE, for example --sample payouts=./payouts-sample.csv`);
+    samples[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return samples;
+}
+
 export async function runLocal(opts: RunLocalOptions, print: (line: string) => void = (l) => console.log(l)): Promise<RunSummary> {
   if (opts.gatewayUrl && !opts.secretFile) {
     throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
+  }
+  if (opts.sample?.length && opts.gatewayUrl) {
+    throw new ConfigurationError('--sample is served by the embedded simulator; with --gateway-url the gateway answers.');
   }
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
@@ -68,6 +84,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     secret,
     lakeDir: opts.lake,
     s3Endpoint: opts.s3Endpoint,
+    simulator: opts.sample?.length ? { samples: parseSampleOptions(opts.sample) } : undefined,
   });
   const outcomes: WindowOutcome[] = [];
   let failedQueries = 0;
@@ -99,13 +116,18 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     }
 
     print('');
-    print('Saved queries (queries/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:');
     // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
-    const { readNamedQueries } = await import('../lib/catalog.js');
-    const { projectPath } = await import('../lib/pipeline-function.js');
+    const { readReportQueries } = await import('../lib/catalog.js');
+    // The saved queries of the report that ran (queries/<report>/*.sql); a report may have none.
+    const savedQueries = readReportQueries(report.id);
+    print(
+      savedQueries.length
+        ? `Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`
+        : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
+    );
     const db = await pipeline.openDatabase();
     try {
-      for (const saved of readNamedQueries(projectPath('queries'))) {
+      for (const saved of savedQueries) {
         print('');
         print(`── ${saved.name}: ${saved.description}`);
         try {

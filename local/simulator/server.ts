@@ -32,6 +32,12 @@
  *     (from/to as yyyyMMddHHmmss), streamed with chunked transfer encoding.
  *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay).
  *
+ * REPORTS OF THE CATALOG (`reports`): a request whose reportIdentifier is a catalog report's is read by that
+ * report's body template (report-request.ts) and answered with rows generated from its columns
+ * (definition-rows.ts), or with the spec's sample rows when its columns are the sample's; in its delimiter
+ * and encoding, CSV or PDF by its format. `samples` (report id -> file) answers that report's every request
+ * with the file's bytes instead (a sample the provider sent), as CSV, or as PDF when it starts with %PDF-.
+ *
  * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
  * Nothing here logs; the `requests` list never holds a signature or key.
  */
@@ -50,7 +56,11 @@ import { FaultPlan, HTML_ERROR_PAGE, type FaultOptions } from './faults.js';
 import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
 import { parseReportRequest, type ReportRequest } from './report-request.js';
-import { DRIFTED_HEADER, REPORT_HEADER, driftRow, transactionRows } from './transactions.js';
+import { readFileSync } from 'node:fs';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { definitionRows, driftDefinitionRow, driftedDefinitionHeader } from './definition-rows.js';
+import { DRIFTED_HEADER, REPORT_HEADER, driftRow, hasSampleColumns, transactionRows } from './transactions.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
@@ -85,6 +95,10 @@ export interface SimulatorOptions {
   accounts?: SimulatorAccount[];
   /** A fault mode for this simulator's lifetime (see faults.ts). */
   fault?: FaultOptions;
+  /** The catalog's reports: each is served by its reportIdentifier (see REPORTS OF THE CATALOG above). */
+  reports?: readonly ReportDefinition[];
+  /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
+  samples?: Readonly<Record<string, string>>;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;
 }
@@ -137,6 +151,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     { maxSkewSeconds: options.maxSkewSeconds ?? 300, bodySigning: options.bodySigning ?? 'excluded' },
   );
   const faults = new FaultPlan(options.fault);
+  const reports = options.reports ?? [];
+  const samples = readSamples(options.samples ?? {}, reports);
   const requests: LoggedRequest[] = [];
   const closing = new AbortController();
   let port = 0;
@@ -216,17 +232,37 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return log(200, 'refused', verdict.reason);
     }
 
-    const parsed = parseReportRequest(req.headers['content-type'], body);
+    const parsed = parseReportRequest(req.headers['content-type'], body, reports);
     if (!parsed.ok) {
       sendText(res, 400, parsed.problem);
       return log(400, 'bad-request', parsed.problem);
     }
 
-    const late = faults.take('on-report');
     const report = parsed.request;
+    const sample = report.definition && samples.get(report.definition.id);
+    if (sample) {
+      res.writeHead(200, {
+        'Content-Type': sample.pdf ? 'application/pdf' : `text/csv; charset=${report.encoding}`,
+        'Content-Disposition': `attachment; filename="${fileName(report)}"`,
+        'Content-Length': String(sample.bytes.length),
+      });
+      log(200, 'report', 'sample file');
+      res.end(sample.bytes);
+      return;
+    }
+
+    const late = faults.take('on-report');
     const drift = late?.mode === 'schemaDrift';
-    const header = drift ? DRIFTED_HEADER : REPORT_HEADER;
+    // A catalog report of another shape than the spec's sample gets rows from its own columns.
+    const generated = report.definition && !hasSampleColumns(report.definition.columns) ? report.definition : undefined;
+    const header = generated
+      ? drift ? driftedDefinitionHeader(generated) : generated.columns.map((c) => c.header)
+      : drift ? DRIFTED_HEADER : REPORT_HEADER;
     const rows = () => {
+      if (generated) {
+        const plain = definitionRows(generated, verdict.login, report.window, rowsPerDay);
+        return drift ? mapRows(plain, driftDefinitionRow) : plain;
+      }
       const plain = transactionRows(verdict.login, report.window, rowsPerDay);
       return drift ? mapRows(plain, driftRow) : plain;
     };
@@ -304,6 +340,24 @@ async function rsaKeys(privateKeyPem: string | undefined): Promise<{ privateKeyP
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   return { privateKeyPem: pair.privateKey, publicKeyPem: pair.publicKey };
+}
+
+/** The `samples` files, read once at start: a missing file or an unknown report fails the start, not a request. */
+function readSamples(files: Readonly<Record<string, string>>, reports: readonly ReportDefinition[]): Map<string, { bytes: Buffer; pdf: boolean }> {
+  const out = new Map<string, { bytes: Buffer; pdf: boolean }>();
+  for (const [id, file] of Object.entries(files)) {
+    if (!reports.some((r) => r.id === id)) {
+      throw new ConfigurationError(`--sample ${id}=${file}: there is no report "${id}" in the catalog (${reports.map((r) => r.id).join(', ') || 'none'}).`);
+    }
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (e) {
+      throw new ConfigurationError(`--sample ${id}=${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}).`);
+    }
+    out.set(id, { bytes, pdf: bytes.subarray(0, 5).toString('latin1') === '%PDF-' });
+  }
+  return out;
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {

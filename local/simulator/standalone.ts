@@ -2,6 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadCatalog } from '../../config/reports/index.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
 
@@ -21,6 +23,10 @@ export interface StandaloneOptions {
   /** Where hmac.json, rsa.json and rsa-public.pem go. Default ./.simulator */
   secretsDir?: string;
   rowsPerDay?: number;
+  /** The reports served besides the spec's sample; default: the catalog (config/reports/). */
+  reports?: readonly ReportDefinition[];
+  /** Report id -> a file answered for that report (`--sample ID=FILE`). */
+  samples?: Readonly<Record<string, string>>;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
   /** Where the text goes; default console.log. */
@@ -46,6 +52,8 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
     pathPrefix: opts.pathPrefix,
     fault: opts.fault,
     rowsPerDay: opts.rowsPerDay,
+    reports: opts.reports ?? loadCatalog().reports,
+    samples: opts.samples,
     onRequest: (r) => print(describeRequest(r)),
   });
 

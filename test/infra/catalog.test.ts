@@ -1,6 +1,7 @@
-import '../helpers/fixture-reports.js';
+import { FIXTURE_QUERIES_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -10,7 +11,6 @@ import type { SchemaElement } from 'hyparquet';
 import { loadCatalog } from '../../config/reports/index.js';
 import { parquetSchema } from '../../functions/core/table-schema.js';
 import { Catalog, databaseName } from '../../lib/catalog.js';
-import { projectPath } from '../../lib/pipeline-function.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 
 const reports = loadCatalog().reports;
@@ -105,13 +105,13 @@ describe('Catalog', () => {
     });
   });
 
-  it('saves every queries/*.sql file, as is, as a named query of the workgroup', () => {
-    const files = readdirSync(projectPath('queries')).filter((f) => f.endsWith('.sql'));
+  it("saves every report's queries/<report>/*.sql file, as is, as a named query <report>/<name> of the workgroup", () => {
+    const files = readdirSync(join(FIXTURE_QUERIES_DIR, 'transactions')).filter((f) => f.endsWith('.sql'));
     assert.ok(files.length >= 2);
     const named = Object.values(resourcesOf(template, 'AWS::Athena::NamedQuery')).map((q) => q.Properties as Cfn);
-    assert.deepEqual(named.map((q) => q.Name).sort(), files.map((f) => f.replace(/\.sql$/, '')).sort());
+    assert.deepEqual(named.map((q) => q.Name).sort(), files.map((f) => `transactions/${f.replace(/\.sql$/, '')}`).sort());
     for (const q of named) {
-      assert.equal(q.QueryString, readFileSync(projectPath(`queries/${q.Name}.sql`), 'utf8').trim());
+      assert.equal(q.QueryString, readFileSync(join(FIXTURE_QUERIES_DIR, `${q.Name}.sql`), 'utf8').trim());
       assert.match(q.QueryString, /\bFROM transactions\b/);
       assert.ok(q.Description.length > 10, `${q.Name} has a description from its leading comment`);
       assert.deepEqual(q.WorkGroup, { Ref: Object.keys(resourcesOf(template, 'AWS::Athena::WorkGroup'))[0] });
