@@ -7,10 +7,10 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type { SchemaElement } from 'hyparquet';
 import { loadCatalog } from '../../config/reports/index.js';
 import { parquetSchema } from '../../functions/core/table-schema.js';
 import { Catalog, databaseName } from '../../lib/catalog.js';
+import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 
 const reports = loadCatalog().reports;
@@ -31,20 +31,6 @@ const template = Template.fromStack(stack);
 const curatedId = logicalIdOf(stack, curated);
 const tables = Object.values(resourcesOf(template, 'AWS::Glue::Table')).map((t) => (t.Properties as Cfn).TableInput);
 const tableOf = (id: string) => tables.find((t) => t.Name === id);
-
-/**
- * The Athena type a Parquet leaf holds, read from the physical and logical types alone: an independent
- * reading of what the parse function writes (DESIGN.md "Parquet for Athena").
- */
-function athenaTypeOfParquet(e: SchemaElement): string {
-  const logical = e.logical_type;
-  if (e.type === 'BYTE_ARRAY' && logical?.type === 'STRING') return 'string';
-  if (e.type === 'INT64' && logical?.type === 'DECIMAL') return `decimal(${logical.precision},${logical.scale})`;
-  if (e.type === 'INT64' && logical?.type === 'TIMESTAMP' && logical.unit === 'MILLIS' && !logical.isAdjustedToUTC) return 'timestamp';
-  if (e.type === 'INT64' && !logical && !e.converted_type) return 'bigint';
-  if (e.type === 'INT32' && logical?.type === 'DATE') return 'date';
-  throw new Error(`no Athena type for Parquet element ${JSON.stringify(e)}`);
-}
 
 describe('Catalog', () => {
   it('has one Glue database for the environment', () => {
