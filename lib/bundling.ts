@@ -163,15 +163,18 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
   };
 }
 
-/** esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. */
-export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+/**
+ * esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. The catalog constant is defined for
+ * the handler entry only, as NodejsFunction defines it (its `define` does not reach the extra entries).
+ */
+export function esbuildOptions(entry: string, outfile: string, withCatalog = true): BuildOptions {
   const { banner, ...settings } = BUNDLE_SETTINGS;
   return {
     ...settings,
     mainFields: [...settings.mainFields],
     external: [...settings.external],
     banner: { js: banner },
-    define: catalogDefine(),
+    ...(withCatalog ? { define: catalogDefine() } : {}),
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -194,7 +197,7 @@ export async function buildLambdaBundle(bundle: LambdaBundle, dir: string): Prom
   const entries: Array<[string, string]> = [['index.mjs', bundle.entry], ...Object.entries(bundle.extraEntries ?? {}).map(([n, e]): [string, string] => [`${n}.mjs`, e])];
   const outputs: BuiltBundle['outputs'] = {};
   for (const [file, entry] of entries) {
-    const { metafile } = await build({ ...esbuildOptions(entry, join(dir, file)), metafile: true });
+    const { metafile } = await build({ ...esbuildOptions(entry, join(dir, file), file === 'index.mjs'), metafile: true });
     const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith(file));
     outputs[file] = { bytes: output?.[1].bytes ?? 0, metafile };
   }

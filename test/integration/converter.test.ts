@@ -24,7 +24,9 @@ const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const line = (fields: readonly string[]) => fields.map(q).join(',') + '\r\n';
 
 function reportWith(extra: Record<string, unknown>): ReportDefinition {
-  return parseReportDefinition({ ...transactionsJson, ...extra }, 'test');
+  // The body asks the gateway for what the definition reads (the definition checks they agree).
+  const body = { ...transactionsJson.bodyTemplate, ...(typeof extra.encoding === 'string' ? { reportEncode: extra.encoding } : {}), ...(typeof extra.delimiter === 'string' ? { reportCsvDelimiter: extra.delimiter } : {}) };
+  return parseReportDefinition({ ...transactionsJson, bodyTemplate: body, ...extra }, 'test');
 }
 
 /** Parquet footer of bytes in memory. */

@@ -33,7 +33,7 @@ const DELIMITERS = [',', ';', '\t', '|'] as const;
 type Delimiter = (typeof DELIMITERS)[number];
 
 const definitions = new Map<Delimiter, ReportDefinition>(
-  DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
+  DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: d }, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
 );
 const columns = definitions.get(',')!.columns;
 
