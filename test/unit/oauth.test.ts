@@ -1,4 +1,3 @@
-import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { createPublicKey, createVerify, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';

@@ -1,4 +1,3 @@
-import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
