@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions, Metafile } from 'esbuild';
-import { BUNDLED_SOURCES_CONSTANT, readReportSources } from '../config/reports/index.js';
-import { parseDefinitionText } from '../functions/core/report-catalog.js';
+import { ReportCatalog } from '../functions/core/report-catalog.js';
+import { BUNDLED_FLAG_CONSTANT, BUNDLED_SOURCES_CONSTANT, readReportSources } from '../config/reports/index.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
 /**
@@ -88,8 +88,10 @@ export const BUNDLE_SETTINGS = {
  * the bundle holds object literals: no file to read at cold start, no JSON text to parse.
  */
 export function catalogDefine(): Record<string, string> {
-  const sources = readReportSources().map((s) => ({ file: s.file, raw: parseDefinitionText(s.text!, s.file) }));
-  return { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources) };
+  const sources = readReportSources();
+  // Validated as a whole, as at cold start: a bundle never carries a catalog that would not load.
+  ReportCatalog.fromSources(sources);
+  return { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources), [BUNDLED_FLAG_CONSTANT]: 'true' };
 }
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;

@@ -1,43 +1,11 @@
-import * as jsonc from 'jsonc-parser';
-import type { ParseError, ParseErrorCode } from 'jsonc-parser';
 import { ConfigurationError } from './errors.js';
 import { parseReportDefinition, type ReportDefinition } from './report-definition.js';
 
-/** One definition file: its path (as the user knows it, e.g. config/reports/payouts.json) and its text or parsed JSON. */
-export interface ReportSource {
-  readonly file: string;
-  /** The file's text; JSON.parse runs here so a syntax error can name its line and column. */
-  readonly text?: string;
-  /** Already parsed JSON (a bundled catalog, a test's definition). */
-  readonly raw?: unknown;
-}
-
 /**
- * A definition file's JSON; a syntax error as one line: file, line and column of the first error.
- * JSON.parse does the parsing; jsonc-parser (strict: no comments, no trailing commas) only locates an error,
- * because Node 20's messages often carry no position at all.
+ * One definition file: its path (as the user knows it, e.g. config/reports/payouts.json) and its parsed
+ * JSON, or why it is not JSON (definition-json.ts), reported with the other files' problems.
  */
-export function parseDefinitionText(text: string, file: string): unknown {
-  // A byte-order mark is what some Windows editors save; JSON.parse would call it an unexpected token.
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  try {
-    return JSON.parse(body);
-  } catch (e) {
-    const errors: ParseError[] = [];
-    jsonc.parse(body, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-    const first = errors[0];
-    const offset = first?.offset ?? 0;
-    const before = body.slice(0, offset);
-    const line = before.split('\n').length;
-    const column = offset - before.lastIndexOf('\n');
-    const what = first ? describeError(first.error) : (e as Error).message;
-    throw new ConfigurationError(`${file}:${line}:${column}: not valid JSON: ${what}. Fix the file (or move it out of config/reports/).`);
-  }
-}
-
-/** jsonc-parser's error codes in words ("CommaExpected" -> "comma expected"). */
-const describeError = (code: ParseErrorCode): string =>
-  jsonc.printParseErrorCode(code).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+export type ReportSource = { readonly file: string; readonly raw: unknown } | { readonly file: string; readonly problem: string };
 
 /** The validated set of report definitions, looked up by id. */
 export class ReportCatalog {
@@ -62,8 +30,11 @@ export class ReportCatalog {
     const fileOf = new Map<string, string>();
     for (const s of sources) {
       try {
-        const raw = s.text === undefined ? s.raw : parseDefinitionText(s.text, s.file);
-        const r = parseReportDefinition(raw, s.file);
+        if ('problem' in s) {
+          problems.push(s.problem);
+          continue;
+        }
+        const r = parseReportDefinition(s.raw, s.file);
         const other = fileOf.get(r.id);
         if (other) {
           problems.push(

@@ -112,11 +112,6 @@ function planFor(column: ColumnDefinition, report: ReportDefinition, window: Rep
   return column.nullable ? { value: plan.value, hard: [...plan.hard, ''] } : plan;
 }
 
-/** How many hard-case rows a report gets: enough for every column to show each of its cases once. */
-export function hardCaseRows(report: ReportDefinition, window: ReportWindow): number {
-  return Math.max(0, ...report.columns.map((c) => planFor(c, report, window).hard.length));
-}
-
 /** The rows of one window, one at a time (the server streams them). */
 export function* definitionRows(report: ReportDefinition, login: string, window: ReportWindow, rowsPerDay: number): Generator<string[]> {
   const key = `${report.id}\n${login}\n${JSON.stringify(window)}`;

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readReportSources, REPORTS_DIR, reportsDir } from '../../config/reports/index.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { parseDefinitionText, ReportCatalog } from '../../functions/core/report-catalog.js';
+import { parseDefinitionText } from '../../functions/core/definition-json.js';
+import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 
 const fixture = readFileSync(join(FIXTURE_REPORTS_DIR, 'transactions.json'), 'utf8');
