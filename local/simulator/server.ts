@@ -17,7 +17,9 @@
  *     is only recorded in `requests`).
  *  6. Body (see report-request.ts): every problem is HTTP 400, Content-Type text/plain; charset=UTF-8, one
  *     sentence naming the problem: Content-Type not application/json; not JSON; not an object;
- *     reportIdentifier missing or not "custom-transactions-report"; reportFormat missing or not CSV/PDF
+ *     reportIdentifier missing, or neither "custom-transactions-report" nor a catalog report's (the answer lists
+ *     those it serves); a catalog report's window fields not where or not in the form its template puts
+ *     them; reportFormat missing or not CSV/PDF
  *     (any case); reportEncode not known to iconv-lite (default UTF-8); reportCsvDelimiter not exactly one
  *     character, a quote, CR/LF, or not writable in the encoding (default ","); inputReportParameters not
  *     an array; dateFrom/dateTo missing or not "yyyy-MM-dd HH:mm:ss"; dateFrom not before dateTo; a period
