@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { loadEnvironments } from '../config/environments.js';
 import { loadCatalog } from '../config/reports/index.js';
+import { isPipelineError } from '../functions/core/errors.js';
 import { addCompliancePacks } from '../lib/compliance.js';
 import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
 
@@ -19,7 +20,17 @@ const app = new App();
 const override = app.node.tryGetContext('handlerEntry') as string | undefined;
 const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
 const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
-const reports = loadCatalog().reports;
+/** The catalog, or the synthesis stops with its message (file, report, field) instead of a stack trace. */
+function catalogOrExit() {
+  try {
+    return loadCatalog().reports;
+  } catch (e) {
+    if (!isPipelineError(e)) throw e;
+    console.error(`${e.code}: ${e.message}`);
+    process.exit(1);
+  }
+}
+const reports = catalogOrExit();
 
 for (const config of loadEnvironments()) {
   if (only && !only.includes(config.name)) continue;

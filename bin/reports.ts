@@ -27,6 +27,7 @@ program
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
+  .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
   .action(async (opts) => {
     const { runLocal } = await import('../local/run-local.js');
     await runLocal(opts);
@@ -50,9 +51,14 @@ program
   .option('--content-type <type>', 'Content-Type of successful reports ("none": no header), e.g. text/plain, application/octet-stream')
   .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(['gzip', 'deflate', 'br']))
   .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
+  .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
   .action(async (opts) => {
-    const { runStandaloneSimulator, transportFrom } = await import('../local/simulator/index.js');
+    const [{ runStandaloneSimulator, transportFrom }, { parseSampleOptions }] = await Promise.all([
+      import('../local/simulator/index.js'),
+      import('../local/run-local.js'),
+    ]);
     await runStandaloneSimulator({
+      samples: opts.sample ? parseSampleOptions(opts.sample) : undefined,
       port: opts.port,
       pathPrefix: opts.pathPrefix,
       secretsDir: opts.secretsDir,
@@ -123,7 +129,7 @@ program
     });
     console.log(JSON.stringify(definition, null, 2));
     for (const note of notes) console.error(`note: ${note}`);
-    console.error('Fill in every "REPLACE_ME", save it under config/reports/, and list it in config/reports/index.ts.');
+    console.error('Fill in every "REPLACE_ME" and save it as config/reports/<id>.json: every file there is a report. Then try it: npm start -- --report <id> (docs/add-a-report.md).');
   });
 
 program
@@ -139,7 +145,7 @@ program
   .command('query [sql]')
   .description('run SQL on DuckDB over the local lake: one view per report (the Athena tables), e.g. "SELECT * FROM transactions LIMIT 5"')
   .option('--lake <dir>', 'the local lake directory (as given to `reports run`)', './.lake')
-  .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/daily_totals.sql')
+  .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/transactions/daily_totals.sql')
   .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
   .option('--list', 'list the views, their columns and how many Parquet files each covers')
   .action(async (sql: string | undefined, opts) => {

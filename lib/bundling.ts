@@ -3,6 +3,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions, Metafile } from 'esbuild';
+import { ReportCatalog } from '../functions/core/report-catalog.js';
+import { BUNDLED_FLAG_CONSTANT, BUNDLED_SOURCES_CONSTANT, readReportSources } from '../config/reports/index.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
 /**
@@ -80,6 +82,18 @@ export const BUNDLE_SETTINGS = {
   logLevel: 'warning',
 } as const satisfies Omit<BuildOptions, 'banner'> & { banner: string };
 
+/**
+ * The report catalog the bundles carry: config/reports/*.json read at synth (bin/app.ts has validated the
+ * same files before any bundling), replacing the constant config/reports/index.ts reads. As parsed JSON, so
+ * the bundle holds object literals: no file to read at cold start, no JSON text to parse.
+ */
+export function catalogDefine(): Record<string, string> {
+  const sources = readReportSources();
+  // Validated as a whole, as at cold start: a bundle never carries a catalog that would not load.
+  ReportCatalog.fromSources(sources);
+  return { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources), [BUNDLED_FLAG_CONSTANT]: 'true' };
+}
+
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 /** The esbuild command line for one entry with BUNDLE_SETTINGS (CDK runs the CLI, so the hooks do too). */
@@ -139,6 +153,7 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
     // The SDK is bundled (see BUNDLE_SETTINGS.external): bundleAwsSDK keeps CDK from adding @aws-sdk/* to the externals.
     bundleAwsSDK: true,
     externalModules: [...s.external],
+    define: catalogDefine(),
     tsconfig: s.tsconfig,
     logLevel: nodejs.LogLevel.WARNING,
     forceDockerBundling: false,
@@ -150,14 +165,18 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
   };
 }
 
-/** esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. */
-export function esbuildOptions(entry: string, outfile: string): BuildOptions {
+/**
+ * esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. The catalog constant is defined for
+ * the handler entry only, as NodejsFunction defines it (its `define` does not reach the extra entries).
+ */
+export function esbuildOptions(entry: string, outfile: string, withCatalog = true): BuildOptions {
   const { banner, ...settings } = BUNDLE_SETTINGS;
   return {
     ...settings,
     mainFields: [...settings.mainFields],
     external: [...settings.external],
     banner: { js: banner },
+    ...(withCatalog ? { define: catalogDefine() } : {}),
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -180,7 +199,7 @@ export async function buildLambdaBundle(bundle: LambdaBundle, dir: string): Prom
   const entries: Array<[string, string]> = [['index.mjs', bundle.entry], ...Object.entries(bundle.extraEntries ?? {}).map(([n, e]): [string, string] => [`${n}.mjs`, e])];
   const outputs: BuiltBundle['outputs'] = {};
   for (const [file, entry] of entries) {
-    const { metafile } = await build({ ...esbuildOptions(entry, join(dir, file)), metafile: true });
+    const { metafile } = await build({ ...esbuildOptions(entry, join(dir, file), file === 'index.mjs'), metafile: true });
     const output = Object.entries(metafile.outputs).find(([path]) => path.endsWith(file));
     outputs[file] = { bytes: output?.[1].bytes ?? 0, metafile };
   }

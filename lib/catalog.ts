@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
@@ -21,7 +21,7 @@ export interface CatalogProps {
   /** Athena cancels a query of this workgroup once it has scanned this many bytes. */
   readonly bytesScannedCutoffPerQuery: number;
   readonly removalPolicy: RemovalPolicy;
-  /** Folder of *.sql files saved as named queries; defaults to queries/ (the local run uses the same files). */
+  /** Root of the saved queries, one folder per report (queries/<report>/*.sql); default queriesRoot(). */
   readonly queriesDir?: string;
   /** First date partition projection enumerates (yyyy-MM-dd). */
   readonly projectionStart?: string;
@@ -40,7 +40,26 @@ export interface NamedQuerySource {
   readonly sql: string;
 }
 
-/** Reads queries/*.sql: the name is the file name, the description its leading `--` comment lines. */
+/**
+ * Another root of saved queries instead of queries/ (the test suite points it at test/fixtures/queries/,
+ * as it points PAYNET_REPORTS_DIR at its fixture definitions).
+ */
+export const QUERIES_DIR_VARIABLE = 'PAYNET_QUERIES_DIR';
+
+/** Where saved queries live: queries/<report>/*.sql under this folder. */
+export const queriesRoot = (): string => process.env[QUERIES_DIR_VARIABLE] || projectPath('queries');
+
+/**
+ * A report's saved queries: queries/<report>/*.sql, run on its table by `npm start` and published as Athena
+ * named queries. A report may have none (no folder). A folder whose report is not in the catalog is not
+ * published: the queries would name a table that does not exist.
+ */
+export function readReportQueries(reportId: string, root: string = queriesRoot()): NamedQuerySource[] {
+  const dir = join(root, reportId);
+  return existsSync(dir) ? readNamedQueries(dir) : [];
+}
+
+/** Reads DIR/*.sql: the name is the file name, the description its leading `--` comment lines. */
 export function readNamedQueries(dir: string): NamedQuerySource[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.sql'))
@@ -123,10 +142,11 @@ export class Catalog extends Construct {
       },
     });
 
-    for (const q of readNamedQueries(props.queriesDir ?? projectPath('queries'))) {
+    for (const q of props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })))) {
       this.namedQueries.push(
-        new athena.CfnNamedQuery(this, `Query-${q.name}`, {
-          name: q.name,
+        // Named <report>/<file>: two reports may each have a daily_totals.
+        new athena.CfnNamedQuery(this, `Query-${q.report}-${q.name}`, {
+          name: `${q.report}/${q.name}`,
           description: q.description,
           database: this.database.databaseName,
           workGroup: this.workGroup.ref, // the Ref also orders creation after the workgroup

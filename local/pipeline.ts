@@ -58,7 +58,7 @@ export interface LocalPipelineOptions {
   environment?: string;
   /** Default: the shipped definitions (loadCatalog). Tests pass variants (a PDF report). */
   catalog?: ReportCatalog;
-  /** Settings of the embedded simulator (rows per day, a fault mode). */
+  /** Settings of the embedded simulator (rows per day, a fault mode, sample files); it serves the catalog's reports. */
   simulator?: SimulatorOptions;
   /** Gateway client settings (tests shorten retries). */
   gateway?: GatewayTuning;
@@ -152,7 +152,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     let secret = options.secret;
     let endpointUrl = options.gatewayUrl;
     if (!endpointUrl) {
-      const sim = await startSimulator(options.simulator);
+      // The simulator serves every report of the catalog, so any definition runs out of the box.
+      const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
       simulator = sim;
       closers.push(() => sim.close());
       endpointUrl = sim.url;

@@ -16,7 +16,7 @@ export interface QueryCommandOptions {
   lake: string;
   json?: boolean;
   list?: boolean;
-  /** Read the SQL from this file (e.g. queries/daily_totals.sql) instead of the argument. */
+  /** Read the SQL from this file (e.g. queries/transactions/daily_totals.sql) instead of the argument. */
   file?: string;
   environment?: string;
 }

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { loadCatalog } from '../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
@@ -15,9 +14,9 @@ import { readSecretFile } from './secret-file.js';
 
 /**
  * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline.ts),
- * then the report's saved queries (published by the stack as Athena named queries) on DuckDB over the
- * curated Parquet, and a summary of every window asked. Exits non-zero when a window or a query failed,
- * 130 on Ctrl-C.
+ * then the report's saved queries (queries/<report>/*.sql, published by the stack as Athena named queries) on
+ * DuckDB over the curated Parquet, and a summary of every window asked. Exits non-zero when a window or a
+ * query failed, 130 on Ctrl-C.
  */
 
 export interface RunLocalOptions {
@@ -35,6 +34,8 @@ export interface RunLocalOptions {
   allowIncomplete?: boolean;
   /** Rows of each saved query shown (default 20). */
   queryRows?: number;
+  /** `--sample ID=FILE`: the embedded simulator answers report ID with this file. */
+  sample?: string[];
 }
 
 export interface RunSummary {
@@ -59,29 +60,31 @@ const show = (path: string) => {
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** Strips `--` comments, so a report named in a comment does not count as read. */
-const withoutComments = (sql: string) => sql.replace(/--.*$/gm, '');
+/** `--sample ID=FILE` values as the simulator's samples option. */
+export function parseSampleOptions(values: readonly string[]): Record<string, string> {
+  const samples: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq < 1 || eq === v.length - 1) throw new ConfigurationError(`--sample ${v}: expected ID=FILE, for example --sample payouts=./payouts-sample.csv`);
+    samples[v.slice(0, eq)] = v.slice(eq + 1);
+  }
+  return samples;
+}
 
-/**
- * The saved queries of one report: queries/<report>/*.sql when the report has that folder; otherwise the
- * top-level queries/*.sql that read its table (FROM or JOIN it), so another report's queries never run.
- */
+/** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
   // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
-  const { readNamedQueries } = await import('../lib/catalog.js');
-  const { projectPath } = await import('../lib/pipeline-function.js');
-  const root = projectPath('queries');
-  const own = join(root, reportId);
-  const dir = existsSync(own) ? own : root;
-  const reads = new RegExp(`\\b(FROM|JOIN)\\s+"?${reportId}"?(\\s|$|\\)|,)`, 'i');
-  return readNamedQueries(dir)
-    .filter((q) => dir === own || reads.test(withoutComments(q.sql)))
-    .map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
+  const { readReportQueries, queriesRoot } = await import('../lib/catalog.js');
+  const dir = join(queriesRoot(), reportId);
+  return readReportQueries(reportId).map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
 }
 
 export async function runLocal(opts: RunLocalOptions, print: (line: string) => void = (l) => console.log(l)): Promise<RunSummary> {
   if (opts.gatewayUrl && !opts.secretFile) {
     throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
+  }
+  if (opts.sample?.length && opts.gatewayUrl) {
+    throw new ConfigurationError('--sample is served by the embedded simulator; with --gateway-url the gateway answers.');
   }
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
@@ -151,6 +154,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       secret,
       lakeDir: opts.lake,
       s3Endpoint: opts.s3Endpoint,
+      simulator: opts.sample?.length ? { samples: parseSampleOptions(opts.sample) } : undefined,
     });
     try {
       print(
@@ -185,7 +189,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       } else {
         const saved = await savedQueriesFor(report.id);
         print(`Saved queries of "${report.id}" (the Athena named queries of the stack) on DuckDB over the curated Parquet:`);
-        if (saved.length === 0) print(`  (none: add .sql files under queries/${report.id}/)`);
+        if (saved.length === 0) print(`  (none: add SQL files under queries/${report.id}/ to have them run here and published to Athena)`);
         const db = await pipeline.openDatabase();
         try {
           for (const query of saved) {

@@ -1,3 +1,5 @@
+import { compilePattern, parseDate, parseTimestamp, PATTERN_HELP } from './value-parsers.js';
+
 /**
  * Guessing a column's type from sample values. The rule throughout: when in doubt, string. A string
  * column never rejects a row, while a wrong bigint, decimal or date rejects every later row that does
@@ -12,9 +14,20 @@ export interface InferredType {
   notes: string[];
 }
 
-/** Tried in this order; the first that fits every value wins. MM/dd variants only when dd/MM does not fit. */
-export const TIMESTAMP_PATTERNS = ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm:ss', 'yyyy-MM-ddTHH:mm:ss', 'dd/MM/yyyy HH:mm:ss'] as const;
+/**
+ * Tried in this order; the first that fits every value wins (patterns are fixed width, so at most one of a
+ * family fits). MM/dd variants only when dd/MM does not fit. yyyyMMdd is tried on integer columns only.
+ */
+export const TIMESTAMP_PATTERNS = [
+  'yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd HH:mm:ss.SSS', 'yyyy-MM-dd HH:mm',
+  'dd.MM.yyyy HH:mm:ss', 'dd.MM.yyyy HH:mm:ss.SSS', 'dd.MM.yyyy HH:mm',
+  'yyyy-MM-ddTHH:mm:ss', 'yyyy-MM-ddTHH:mm:ss.SSS', 'yyyy-MM-ddTHH:mm',
+  'dd/MM/yyyy HH:mm:ss', 'dd/MM/yyyy HH:mm:ss.SSS', 'dd/MM/yyyy HH:mm',
+] as const;
 export const DATE_PATTERNS = ['yyyy-MM-dd', 'dd.MM.yyyy', 'dd/MM/yyyy'] as const;
+/** Eight-digit dates: integers too, so proposed only when every value is a real date of these years. */
+const COMPACT_DATE = 'yyyyMMdd';
+const COMPACT_YEARS = [1900, 2199] as const;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -36,27 +49,13 @@ const DATE_LIKE = /^\d{1,4}[-./]\d{1,2}[-./]\d{1,4}/;
 
 const example = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
 
-const TOKEN_DIGITS: Record<string, number> = { yyyy: 4, MM: 2, dd: 2, HH: 2, mm: 2, ss: 2 };
-
-/** A matcher for one pattern: literal characters as they are, tokens as fixed-width digits, calendar checked. */
+/** A matcher for one pattern: the parser the converter uses, so a proposal never refuses its own sample. */
 function patternMatcher(pattern: string): (value: string) => boolean {
-  const tokens: string[] = [];
-  const source = pattern.replace(/yyyy|MM|dd|HH|mm|ss|[^yMdHms]+|./g, (part) => {
-    const digits = TOKEN_DIGITS[part];
-    if (digits === undefined) return part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    tokens.push(part);
-    return `(\\d{${digits}})`;
-  });
-  const re = new RegExp(`^${source}$`);
-  return (value) => {
-    const m = re.exec(value);
-    if (!m) return false;
-    const f: Record<string, number> = { yyyy: 2000, MM: 1, dd: 1, HH: 0, mm: 0, ss: 0 };
-    tokens.forEach((t, i) => (f[t] = Number(m[i + 1])));
-    const [y, mo, d, h, mi, s] = [f.yyyy!, f.MM!, f.dd!, f.HH!, f.mm!, f.ss!];
-    const daysInMonth = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-    return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth && h <= 23 && mi <= 59 && s <= 59;
-  };
+  const kind = /H/.test(pattern) ? 'timestamp' : 'date';
+  const compiled = compilePattern(pattern, kind);
+  return kind === 'timestamp'
+    ? (value) => !Number.isNaN(parseTimestamp(value, compiled))
+    : (value) => !Number.isNaN(parseDate(value, compiled));
 }
 
 const fitsAll = (values: readonly string[], pattern: string) => values.every(patternMatcher(pattern));
@@ -108,6 +107,11 @@ function numericType(values: readonly string[]): { type: string; notes: string[]
   return { type: `decimal(${DECIMAL_PRECISION},${scale})`, notes };
 }
 
+/** yyyyMMdd when every value is an eight-digit real date of a plausible year. */
+function compactDate(values: readonly string[]): boolean {
+  return values.every((v) => /^\d{8}$/.test(v) && Number(v.slice(0, 4)) >= COMPACT_YEARS[0] && Number(v.slice(0, 4)) <= COMPACT_YEARS[1]) && fitsAll(values, COMPACT_DATE);
+}
+
 /** The type of one column from its sample values; an empty value makes it nullable. */
 export function inferColumnType(values: readonly string[]): InferredType {
   const present = values.filter((v) => v !== '');
@@ -118,6 +122,9 @@ export function inferColumnType(values: readonly string[]): InferredType {
     return { type: 'string', nullable: true, notes: ['no values in the sample: typed string and nullable; set the type when data shows it'] };
   }
 
+  if (compactDate(present)) {
+    return { type: 'date', pattern: COMPACT_DATE, nullable, notes: [...notes, `every value is an eight-digit date such as ${example(present[0]!)}: proposed date ${COMPACT_DATE}; make it bigint if it is a number`] };
+  }
   const numeric = numericType(present);
   if (numeric) return { type: numeric.type, nullable, notes: [...notes, ...numeric.notes] };
 
@@ -130,7 +137,7 @@ export function inferColumnType(values: readonly string[]): InferredType {
   if (present.every((v) => DECIMAL_COMMA.test(v))) {
     notes.push(`values such as ${example(sample)} use a decimal comma: kept as string (a decimal column reads a decimal point)`);
   } else if (present.every((v) => DATE_LIKE.test(v))) {
-    notes.push(`values such as ${example(sample)} look like dates but fit no supported pattern (or not all of them do): kept as string`);
+    notes.push(`values such as ${example(sample)} look like dates but fit no supported pattern (or not all of them do): kept as string; if they are dates, set type and pattern by hand (${PATTERN_HELP})`);
   }
   return { type: 'string', nullable, notes };
 }

@@ -2,6 +2,8 @@ import iconv from 'iconv-lite';
 import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from './body-template.js';
 import { ConfigurationError } from './errors.js';
+import { scheduleExpressionProblems } from './schedule-expression.js';
+import { PATTERN_HELP, patternProblem } from './value-parsers.js';
 import { parseWindowSize } from './window.js';
 
 /**
@@ -33,8 +35,17 @@ const isTimeZone = (tz: string) => {
 /** The regex shows in the JSON Schema; parseWindowSize (hours must divide a day) stays the authority. */
 const WINDOW_SHAPE = /^(P[1-9]\d*D|PT[1-9]\d*H)$/;
 
-/** EventBridge Scheduler's recurring forms; a one-time at(...) has no "last complete window" to fetch. */
+/** The shape the JSON Schema shows editors; scheduleExpressionProblems (ranges, the ? rule) is the authority. */
 const SCHEDULE_EXPRESSION = /^(cron\(\S+( \S+){5}\)|rate\([1-9]\d* (minute|minutes|hour|hours|day|days)\))$/;
+
+/** Two names of one encoding ("windows-1251", "cp1251"): iconv-lite resolves aliases to one codec. */
+const sameEncoding = (a: string, b: string): boolean => {
+  try {
+    return iconv.getCodec(a) === iconv.getCodec(b);
+  } catch {
+    return false;
+  }
+};
 
 /** Paths of string values still holding FILL_ME, anywhere in the raw definition. */
 function fillMePaths(v: unknown, path: Array<string | number> = []): Array<Array<string | number>> {
@@ -63,8 +74,8 @@ export const columnSchema = z
       .string()
       .optional()
       .meta({
-        description: 'Input pattern for timestamp and date, tokens yyyy MM dd HH mm ss; other characters are literal',
-        examples: ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm:ss', 'yyyy-MM-dd', 'dd.MM.yyyy'],
+        description: `Input pattern for timestamp and date columns; ${PATTERN_HELP}`,
+        examples: ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm', "yyyy-MM-dd'T'HH:mm:ss.SSS", 'yyyy-MM-dd', 'dd.MM.yyyy', 'dd/MM/yyyy', 'MM/dd/yyyy', 'yyyyMMdd'],
       }),
     nullable: z.boolean().default(false).describe('Whether an empty value is a null (true) or a rejected row (false)'),
     description: z.string().optional(),
@@ -77,12 +88,11 @@ export const columnSchema = z
       if (p < 1 || p > 18) ctx.addIssue({ code: 'custom', message: 'decimal precision must be 1 to 18 (INT64-backed)', path: ['type'] });
       if (s > p) ctx.addIssue({ code: 'custom', message: 'decimal scale must not exceed precision', path: ['type'] });
     }
-    const needs = c.type === 'timestamp' ? ['yyyy', 'MM', 'dd', 'HH', 'mm', 'ss'] : c.type === 'date' ? ['yyyy', 'MM', 'dd'] : null;
-    if (needs && !c.pattern) ctx.addIssue({ code: 'custom', message: `a ${c.type} column needs an input pattern`, path: ['pattern'] });
-    if (needs && c.pattern && !needs.every((t) => c.pattern!.includes(t))) {
-      ctx.addIssue({ code: 'custom', message: `must contain ${needs.join(', ')}`, path: ['pattern'] });
-    }
-    if (!needs && c.pattern) ctx.addIssue({ code: 'custom', message: 'only timestamp and date columns take a pattern', path: ['pattern'] });
+    const kind = c.type === 'timestamp' || c.type === 'date' ? c.type : null;
+    if (kind && !c.pattern) ctx.addIssue({ code: 'custom', message: `a ${c.type} column needs an input pattern; ${PATTERN_HELP}`, path: ['pattern'] });
+    const problem = kind && c.pattern ? patternProblem(c.pattern, kind) : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['pattern'] });
+    if (!kind && c.pattern) ctx.addIssue({ code: 'custom', message: 'only timestamp and date columns take a pattern', path: ['pattern'] });
   })
   .transform((c) => {
     const dec = DECIMAL.exec(c.type);
@@ -111,7 +121,11 @@ export const reportDefinitionSchema = z
       .object({
         cron: z
           .string()
-          .regex(SCHEDULE_EXPRESSION, 'must be an EventBridge Scheduler expression: "cron(min hour day month weekday year)" or "rate(n unit)"')
+          .superRefine((e, ctx) => {
+            for (const message of scheduleExpressionProblems(e)) ctx.addIssue({ code: 'custom', message });
+          })
+          // For editors only (the JSON Schema); the check above says what is wrong.
+          .meta({ pattern: SCHEDULE_EXPRESSION.source })
           .describe('EventBridge Scheduler cron expression, e.g. "cron(15 3 * * ? *)"'),
         timeZone: z
           .string()
@@ -149,6 +163,7 @@ export const reportDefinitionSchema = z
       seen.add(c.name);
       if (c.name === 'dt') ctx.addIssue({ code: 'custom', message: '"dt" is the partition column; pick another name', path: ['columns', i, 'name'] });
     });
+    checkBodyAgreement(d, ctx);
   })
   // Runs even when other fields failed (`when`), so a half-filled proposal lists every placeholder at once.
   .superRefine(
@@ -160,6 +175,39 @@ export const reportDefinitionSchema = z
     { when: () => true },
   )
   .meta({ title: 'Report definition', description: 'One report the pipeline fetches, its schedule and its column schema (DESIGN.md "Report definition")' });
+
+/**
+ * The body tells the gateway which delimiter, encoding and format to write; the definition tells the parser
+ * which to read. When the body carries them they must agree, or every file would be refused as malformed.
+ */
+function checkBodyAgreement(
+  d: { delimiter: string; encoding: string; format: string; bodyTemplate: Record<string, unknown> },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const body = d.bodyTemplate;
+  const at = (field: string) => ['bodyTemplate', field];
+  if (typeof body.reportCsvDelimiter === 'string' && body.reportCsvDelimiter !== d.delimiter) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `is ${JSON.stringify(body.reportCsvDelimiter)} but delimiter is ${JSON.stringify(d.delimiter)}: the gateway writes the one the body asks for, so make them the same`,
+      path: at('reportCsvDelimiter'),
+    });
+  }
+  if (typeof body.reportEncode === 'string' && !body.reportEncode.includes(FILL_ME) && !sameEncoding(body.reportEncode, d.encoding)) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `is ${JSON.stringify(body.reportEncode)} but encoding is ${JSON.stringify(d.encoding)}: the gateway encodes as the body asks, so make them the same`,
+      path: at('reportEncode'),
+    });
+  }
+  if (typeof body.reportFormat === 'string' && !body.reportFormat.includes(FILL_ME) && body.reportFormat.toUpperCase() !== d.format) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `is ${JSON.stringify(body.reportFormat)} but format is ${JSON.stringify(d.format)}: make them the same`,
+      path: at('reportFormat'),
+    });
+  }
+}
 
 export type ReportDefinition = z.output<typeof reportDefinitionSchema>;
 export type ColumnDefinition = z.output<typeof columnSchema>;

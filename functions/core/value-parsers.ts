@@ -173,46 +173,95 @@ export function parseDecimal(text: string, precision: number, scale: number): bi
 
 /* ---------------------------------------------------------------- dates and times */
 
-const TOKENS = ['yyyy', 'MM', 'dd', 'HH', 'mm', 'ss'] as const;
+const TOKENS = ['yyyy', 'SSS', 'MM', 'dd', 'HH', 'mm', 'ss'] as const;
 type Token = (typeof TOKENS)[number];
+const WIDTH: Readonly<Record<Token, number>> = { yyyy: 4, SSS: 3, MM: 2, dd: 2, HH: 2, mm: 2, ss: 2 };
+
+/** What a column's pattern may hold; the message of every refused pattern ends with it. */
+export const PATTERN_HELP =
+  'supported tokens: yyyy (year), MM (month), dd (day), HH (hour 00-23), mm (minute), ss (second), SSS (millisecond, after ss); ' +
+  "every token zero-padded; other characters are literal, letters in single quotes ('T') except a bare T; " +
+  'for example "yyyy-MM-dd HH:mm:ss", "dd.MM.yyyy HH:mm", "yyyy-MM-dd\'T\'HH:mm:ss.SSS", "dd/MM/yyyy", "MM/dd/yyyy", "yyyyMMdd"';
 
 /** A compiled input pattern such as "yyyy-MM-dd HH:mm:ss" or "dd.MM.yyyy": fixed width, every token zero-padded. */
 export interface CompiledPattern {
   readonly pattern: string;
+  /** Length of every value the pattern matches. */
   readonly length: number;
-  /** [position, char code] of every literal character. */
+  /** [position, char code] of every literal character, positions in the value (not in the pattern). */
   readonly literals: ReadonlyArray<readonly [number, number]>;
-  /** Start position of each token, -1 when absent. */
+  /** Start position of each token in the value, -1 when absent. */
   readonly at: Readonly<Record<Token, number>>;
+  /** The value's parts in order: a token, or literal text (for formatting). */
+  readonly parts: ReadonlyArray<{ token: Token } | { text: string }>;
 }
 
+const bad = (pattern: string, why: string) => new ConfigurationError(`pattern "${pattern}" ${why}; ${PATTERN_HELP}`);
+
 export function compilePattern(pattern: string, kind: 'timestamp' | 'date'): CompiledPattern {
-  const at: Record<Token, number> = { yyyy: -1, MM: -1, dd: -1, HH: -1, mm: -1, ss: -1 };
+  const at: Record<Token, number> = { yyyy: -1, SSS: -1, MM: -1, dd: -1, HH: -1, mm: -1, ss: -1 };
   const literals: Array<[number, number]> = [];
-  let i = 0;
+  const parts: Array<{ token: Token } | { text: string }> = [];
+  const literal = (text: string) => {
+    for (const ch of text) literals.push([pos++, ch.charCodeAt(0)]);
+    const last = parts[parts.length - 1];
+    if (last && 'text' in last) parts[parts.length - 1] = { text: last.text + text };
+    else parts.push({ text });
+  };
+  let pos = 0; // position in the value
+  let i = 0; // position in the pattern
   while (i < pattern.length) {
     const token = TOKENS.find((t) => pattern.startsWith(t, i));
+    const ch = pattern[i]!;
     if (token) {
-      if (at[token] !== -1) throw new ConfigurationError(`pattern "${pattern}" has ${token} twice`);
-      at[token] = i;
+      if (at[token] !== -1) throw bad(pattern, `has ${token} twice`);
+      at[token] = pos;
+      parts.push({ token });
+      pos += WIDTH[token];
       i += token.length;
+    } else if (ch === "'") {
+      const close = pattern.indexOf("'", i + 1);
+      if (close === -1) throw bad(pattern, 'has an unclosed quote');
+      // '' is a quote character, as in Java's patterns.
+      literal(close === i + 1 ? "'" : pattern.slice(i + 1, close));
+      i = close + 1;
+    } else if (/[A-Za-z]/.test(ch) && ch !== 'T') {
+      // An unknown letter is most likely a token we do not support (e.g. yy, hh, a, S): say so, never guess.
+      throw bad(pattern, `has "${ch}", which is not a supported token (quote literal letters: '${ch}')`);
     } else {
-      const c = pattern.charCodeAt(i);
-      if (c >= 65 && c <= 122 && /[A-Za-z]/.test(pattern[i]!)) {
-        // An unknown letter is most likely a token we do not support (e.g. SSS, yy): say so, never guess.
-        throw new ConfigurationError(`pattern "${pattern}" has "${pattern[i]}", which is not one of the tokens ${TOKENS.join(', ')}`);
-      }
-      literals.push([i, c]);
+      if (ch.charCodeAt(0) > 0xffff || [...ch].length !== 1) throw bad(pattern, 'has a character outside the basic plane');
+      literal(ch);
       i++;
     }
   }
-  const needed: readonly Token[] = kind === 'timestamp' ? TOKENS : ['yyyy', 'MM', 'dd'];
+  const needed: readonly Token[] = kind === 'timestamp' ? ['yyyy', 'MM', 'dd', 'HH', 'mm'] : ['yyyy', 'MM', 'dd'];
   const missing = needed.filter((t) => at[t] === -1);
-  if (missing.length) throw new ConfigurationError(`${kind} pattern "${pattern}" lacks ${missing.join(', ')}`);
-  if (kind === 'date' && (at.HH !== -1 || at.mm !== -1 || at.ss !== -1)) {
-    throw new ConfigurationError(`date pattern "${pattern}" has time tokens: make the column a timestamp, or the time would be dropped`);
+  if (missing.length) throw bad(pattern, `lacks ${missing.join(', ')} for a ${kind}`);
+  if (kind === 'date' && (at.HH !== -1 || at.mm !== -1 || at.ss !== -1 || at.SSS !== -1)) {
+    throw bad(pattern, 'is a date pattern with time tokens: make the column a timestamp, or the time would be dropped');
   }
-  return { pattern, length: pattern.length, literals, at };
+  if (at.SSS !== -1 && at.ss === -1) throw bad(pattern, 'has SSS without ss');
+  return { pattern, length: pos, literals, at, parts };
+}
+
+/** Why a pattern is refused for a column of this kind, or null when it compiles. */
+export function patternProblem(pattern: string, kind: 'timestamp' | 'date'): string | null {
+  try {
+    compilePattern(pattern, kind);
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** A wall-clock time (epoch milliseconds of the same wall clock, as parseTimestamp returns) in a pattern. */
+export function formatWithCompiledPattern(wallClockMs: number, p: CompiledPattern): string {
+  const d = new Date(wallClockMs);
+  const field: Record<Token, number> = {
+    yyyy: d.getUTCFullYear(), MM: d.getUTCMonth() + 1, dd: d.getUTCDate(), HH: d.getUTCHours(),
+    mm: d.getUTCMinutes(), ss: d.getUTCSeconds(), SSS: d.getUTCMilliseconds(),
+  };
+  return p.parts.map((part) => ('text' in part ? part.text : String(field[part.token]).padStart(WIDTH[part.token], '0'))).join('');
 }
 
 /** Two or four digits at `pos`, or -1. */
@@ -220,6 +269,11 @@ function digits2(text: string, pos: number): number {
   const a = text.charCodeAt(pos) - ZERO;
   const b = text.charCodeAt(pos + 1) - ZERO;
   return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+function digits3(text: string, pos: number): number {
+  const a = text.charCodeAt(pos) - ZERO;
+  const rest = digits2(text, pos + 1);
+  return a >= 0 && a <= 9 && rest >= 0 ? a * 100 + rest : -1;
 }
 function digits4(text: string, pos: number): number {
   const hi = digits2(text, pos);
@@ -277,10 +331,12 @@ export function parseTimestamp(text: string, p: CompiledPattern): number {
   if (Number.isNaN(day)) return day;
   const h = digits2(text, p.at.HH);
   const mi = digits2(text, p.at.mm);
-  const s = digits2(text, p.at.ss);
-  if (h < 0 || mi < 0 || s < 0) return fail(`does not match the pattern "${p.pattern}": ${show(text)}`);
+  // Seconds and milliseconds are optional in a pattern ("HH:mm", "HH:mm:ss.SSS"); absent, they are zero.
+  const s = p.at.ss === -1 ? 0 : digits2(text, p.at.ss);
+  const ms = p.at.SSS === -1 ? 0 : digits3(text, p.at.SSS);
+  if (h < 0 || mi < 0 || s < 0 || ms < 0) return fail(`does not match the pattern "${p.pattern}": ${show(text)}`);
   if (h > 23) return fail(`hour ${h} out of range: ${show(text)}`);
   if (mi > 59) return fail(`minute ${mi} out of range: ${show(text)}`);
   if (s > 59) return fail(`second ${s} out of range: ${show(text)}`);
-  return day * 86_400_000 + (h * 3600 + mi * 60 + s) * 1000;
+  return day * 86_400_000 + (h * 3600 + mi * 60 + s) * 1000 + ms;
 }

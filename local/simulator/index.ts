@@ -21,7 +21,10 @@ export {
   transactionRows,
   rowCount,
   driftRow,
+  hasSampleColumns,
+  SAMPLE_COLUMNS,
 } from './transactions.js';
+export { definitionRows, driftedDefinitionHeader, driftDefinitionRow } from './definition-rows.js';
 export { writeReportCsv, reportCsvChunks, isSupportedEncoding, delimiterProblem, type CsvOptions } from './report-csv.js';
 export { writeReportPdf, reportPdfStream, pdfText, type PdfOptions } from './report-pdf.js';
 export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, type ReportRequest } from './report-request.js';

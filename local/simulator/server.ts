@@ -17,7 +17,9 @@
  *     is only recorded in `requests`).
  *  6. Body (see report-request.ts): every problem is HTTP 400, Content-Type text/plain; charset=UTF-8, one
  *     sentence naming the problem: Content-Type not application/json; not JSON; not an object;
- *     reportIdentifier missing or not "custom-transactions-report"; reportFormat missing or not CSV/PDF
+ *     reportIdentifier missing, or neither "custom-transactions-report" nor a catalog report's (the answer lists
+ *     those it serves); a catalog report's window fields not where or not in the form its template puts
+ *     them; reportFormat missing or not CSV/PDF
  *     (any case); reportEncode not known to iconv-lite (default UTF-8); reportCsvDelimiter not exactly one
  *     character, a quote, CR/LF, or not writable in the encoding (default ","); inputReportParameters not
  *     an array; dateFrom/dateTo missing or not "yyyy-MM-dd HH:mm:ss"; dateFrom not before dateTo; a period
@@ -34,10 +36,17 @@
  *     Content-Type or none, gzip/deflate/br compression whether asked or not, a body trickled in small chunks.
  *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay).
  *
+ * REPORTS OF THE CATALOG (`reports`): a request whose reportIdentifier is a catalog report's is read by that
+ * report's body template (report-request.ts) and answered with rows generated from its columns
+ * (definition-rows.ts), or with the spec's sample rows when its columns are the sample's; in its delimiter
+ * and encoding, CSV or PDF by its format. `samples` (report id -> file) answers that report's every request
+ * with the file's bytes instead (a sample the provider sent), as CSV, or as PDF when it starts with %PDF-.
+ *
  * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
  * Nothing here logs; the `requests` list never holds a signature or key.
  */
 import { generateKeyPair as generateKeyPairCb, createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -51,8 +60,11 @@ import { FaultPlan, HTML_ERROR_PAGE, type FaultOptions } from './faults.js';
 import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
 import { parseReportRequest, type ReportRequest } from './report-request.js';
-import { DRIFTED_HEADER, REPORT_HEADER, driftRow, transactionRows } from './transactions.js';
 import { askedFor, checkTransportOptions, encodeWhole, sendReportBody, setReportHeaders, type TransportOptions } from './transport.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { definitionRows, driftDefinitionRow, driftedDefinitionHeader } from './definition-rows.js';
+import { DRIFTED_HEADER, REPORT_HEADER, driftRow, hasSampleColumns, transactionRows } from './transactions.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
@@ -89,6 +101,10 @@ export interface SimulatorOptions {
   fault?: FaultOptions;
   /** How successful reports travel: content type, compression, trickled chunks (see transport.ts). */
   transport?: TransportOptions;
+  /** The catalog's reports: each is served by its reportIdentifier (see REPORTS OF THE CATALOG above). */
+  reports?: readonly ReportDefinition[];
+  /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
+  samples?: Readonly<Record<string, string>>;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;
 }
@@ -145,6 +161,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const faults = new FaultPlan(options.fault);
   checkTransportOptions(options.transport);
   const transport = options.transport;
+  const reports = options.reports ?? [];
+  const samples = readSamples(options.samples ?? {}, reports);
   const requests: LoggedRequest[] = [];
   const closing = new AbortController();
   let port = 0;
@@ -224,17 +242,41 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return log(200, 'refused', verdict.reason);
     }
 
-    const parsed = parseReportRequest(req.headers['content-type'], body);
+    const parsed = parseReportRequest(req.headers['content-type'], body, reports);
     if (!parsed.ok) {
       sendText(res, 400, parsed.problem);
       return log(400, 'bad-request', parsed.problem);
     }
 
-    const late = faults.take('on-report');
     const report = parsed.request;
+    const sample = report.definition && samples.get(report.definition.id);
+    if (sample) {
+      // The provider's own file, travelling as the start-up transport options say (type, coding, chunks).
+      setReportHeaders(res, transport, sample.pdf ? 'application/pdf' : `text/csv; charset=${report.encoding}`);
+      if (transport?.compress) entry.coding = `${transport.compress} (${askedFor(req, transport.compress) ? 'asked' : 'unasked'})`;
+      res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
+      res.writeHead(200);
+      log(200, 'report', 'sample file');
+      try {
+        await sendReportBody(Readable.from([sample.bytes]), res, transport);
+      } catch {
+        // The client went away mid-answer; nothing to do.
+      }
+      return;
+    }
+
+    const late = faults.take('on-report');
     const drift = late?.mode === 'schemaDrift';
-    const header = drift ? DRIFTED_HEADER : REPORT_HEADER;
+    // A catalog report of another shape than the spec's sample gets rows from its own columns.
+    const generated = report.definition && !hasSampleColumns(report.definition.columns) ? report.definition : undefined;
+    const header = generated
+      ? drift ? driftedDefinitionHeader(generated) : generated.columns.map((c) => c.header)
+      : drift ? DRIFTED_HEADER : REPORT_HEADER;
     const rows = () => {
+      if (generated) {
+        const plain = definitionRows(generated, verdict.login, report.window, rowsPerDay);
+        return drift ? mapRows(plain, driftDefinitionRow) : plain;
+      }
       const plain = transactionRows(verdict.login, report.window, rowsPerDay);
       return drift ? mapRows(plain, driftRow) : plain;
     };
@@ -313,6 +355,24 @@ async function rsaKeys(privateKeyPem: string | undefined): Promise<{ privateKeyP
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
   return { privateKeyPem: pair.privateKey, publicKeyPem: pair.publicKey };
+}
+
+/** The `samples` files, read once at start: a missing file or an unknown report fails the start, not a request. */
+function readSamples(files: Readonly<Record<string, string>>, reports: readonly ReportDefinition[]): Map<string, { bytes: Buffer; pdf: boolean }> {
+  const out = new Map<string, { bytes: Buffer; pdf: boolean }>();
+  for (const [id, file] of Object.entries(files)) {
+    if (!reports.some((r) => r.id === id)) {
+      throw new ConfigurationError(`--sample ${id}=${file}: there is no report "${id}" in the catalog (${reports.map((r) => r.id).join(', ') || 'none'}).`);
+    }
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (e) {
+      throw new ConfigurationError(`--sample ${id}=${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}).`);
+    }
+    out.set(id, { bytes, pdf: bytes.subarray(0, 5).toString('latin1') === '%PDF-' });
+  }
+  return out;
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {

@@ -2,7 +2,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
 import { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
@@ -27,6 +29,10 @@ export interface StandaloneOptions {
   rowsPerDay?: number;
   /** How reports travel: --content-type, --compress, --chunked (transport.ts). */
   transport?: TransportOptions;
+  /** The reports served besides the spec's sample; default: the catalog (config/reports/). */
+  reports?: readonly ReportDefinition[];
+  /** Report id -> a file answered for that report (`--sample ID=FILE`). */
+  samples?: Readonly<Record<string, string>>;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
   /** Where the text goes; default console.log. */
@@ -55,6 +61,8 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       fault: opts.fault,
       rowsPerDay: opts.rowsPerDay,
       transport: opts.transport,
+      reports: opts.reports ?? loadCatalog().reports,
+      samples: opts.samples,
       onRequest: (r) => print(describeRequest(r)),
     });
   } catch (e) {

@@ -35,6 +35,30 @@ export const REPORT_HEADER = [
   'Date_of_report',
 ] as const;
 
+/**
+ * The spec's sample columns with their types and patterns: a catalog report of exactly this shape gets
+ * these business-like rows; any other gets rows generated from its columns (definition-rows.ts).
+ */
+export const SAMPLE_COLUMNS: ReadonlyArray<readonly [header: string, type: string, pattern?: string]> = [
+  ['Merchant_Name', 'string'],
+  ['Transaction_id', 'bigint'],
+  ['Merchant_OID', 'string'],
+  ['Created_date', 'timestamp', 'yyyy-MM-dd HH:mm:ss'],
+  ['Amount', 'decimal(18,3)'],
+  ['Currency', 'string'],
+  ['Transaction_type', 'string'],
+  ['Order_description', 'string'],
+  ['Date_of_report', 'date', 'dd.MM.yyyy'],
+];
+
+/** Whether a definition's columns are the spec's sample columns (header, type, pattern), in order. */
+export function hasSampleColumns(columns: ReadonlyArray<{ header: string; type: string; pattern?: string }>): boolean {
+  return (
+    columns.length === SAMPLE_COLUMNS.length &&
+    columns.every((c, i) => c.header === SAMPLE_COLUMNS[i]![0] && c.type.replace(/\s/g, '') === SAMPLE_COLUMNS[i]![1] && c.pattern === SAMPLE_COLUMNS[i]![2])
+  );
+}
+
 /** Column positions, for readers of `string[]` rows. */
 export const COL = Object.fromEntries(REPORT_HEADER.map((h, i) => [h, i])) as Record<(typeof REPORT_HEADER)[number], number>;
 
@@ -91,7 +115,7 @@ const DESCRIPTIONS = [
 ] as const;
 
 /** sfc32: a small, fast, well-distributed 32-bit PRNG; plenty for test data and trivially seedable. */
-function sfc32(seed: Buffer): () => number {
+export function sfc32(seed: Buffer): () => number {
   let a = seed.readUInt32LE(0);
   let b = seed.readUInt32LE(4);
   let c = seed.readUInt32LE(8);

@@ -1,15 +1,16 @@
+import { FIXTURE_QUERIES_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import type { SchemaElement } from 'hyparquet';
 import { loadCatalog } from '../../config/reports/index.js';
 import { parquetSchema } from '../../functions/core/table-schema.js';
 import { Catalog, databaseName } from '../../lib/catalog.js';
-import { projectPath } from '../../lib/pipeline-function.js';
+import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 
 const reports = loadCatalog().reports;
@@ -30,20 +31,6 @@ const template = Template.fromStack(stack);
 const curatedId = logicalIdOf(stack, curated);
 const tables = Object.values(resourcesOf(template, 'AWS::Glue::Table')).map((t) => (t.Properties as Cfn).TableInput);
 const tableOf = (id: string) => tables.find((t) => t.Name === id);
-
-/**
- * The Athena type a Parquet leaf holds, read from the physical and logical types alone: an independent
- * reading of what the parse function writes (DESIGN.md "Parquet for Athena").
- */
-function athenaTypeOfParquet(e: SchemaElement): string {
-  const logical = e.logical_type;
-  if (e.type === 'BYTE_ARRAY' && logical?.type === 'STRING') return 'string';
-  if (e.type === 'INT64' && logical?.type === 'DECIMAL') return `decimal(${logical.precision},${logical.scale})`;
-  if (e.type === 'INT64' && logical?.type === 'TIMESTAMP' && logical.unit === 'MILLIS' && !logical.isAdjustedToUTC) return 'timestamp';
-  if (e.type === 'INT64' && !logical && !e.converted_type) return 'bigint';
-  if (e.type === 'INT32' && logical?.type === 'DATE') return 'date';
-  throw new Error(`no Athena type for Parquet element ${JSON.stringify(e)}`);
-}
 
 describe('Catalog', () => {
   it('has one Glue database for the environment', () => {
@@ -104,13 +91,13 @@ describe('Catalog', () => {
     });
   });
 
-  it('saves every queries/*.sql file, as is, as a named query of the workgroup', () => {
-    const files = readdirSync(projectPath('queries')).filter((f) => f.endsWith('.sql'));
+  it("saves every report's queries/<report>/*.sql file, as is, as a named query <report>/<name> of the workgroup", () => {
+    const files = readdirSync(join(FIXTURE_QUERIES_DIR, 'transactions')).filter((f) => f.endsWith('.sql'));
     assert.ok(files.length >= 2);
     const named = Object.values(resourcesOf(template, 'AWS::Athena::NamedQuery')).map((q) => q.Properties as Cfn);
-    assert.deepEqual(named.map((q) => q.Name).sort(), files.map((f) => f.replace(/\.sql$/, '')).sort());
+    assert.deepEqual(named.map((q) => q.Name).sort(), files.map((f) => `transactions/${f.replace(/\.sql$/, '')}`).sort());
     for (const q of named) {
-      assert.equal(q.QueryString, readFileSync(projectPath(`queries/${q.Name}.sql`), 'utf8').trim());
+      assert.equal(q.QueryString, readFileSync(join(FIXTURE_QUERIES_DIR, `${q.Name}.sql`), 'utf8').trim());
       assert.match(q.QueryString, /\bFROM transactions\b/);
       assert.ok(q.Description.length > 10, `${q.Name} has a description from its leading comment`);
       assert.deepEqual(q.WorkGroup, { Ref: Object.keys(resourcesOf(template, 'AWS::Athena::WorkGroup'))[0] });

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';

@@ -10,7 +10,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { reportSources } from '../../config/reports/index.js';
+import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
+import { readReportSources } from '../../config/reports/index.js';
 import { headerLine } from '../../functions/core/gateway-answer.js';
 import { hmacSha1Signature, parseAuthorizationHeader, signatureBaseString, type OAuthParams } from '../../functions/core/oauth.js';
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
@@ -26,8 +27,8 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../../loc
 
 // A fixture catalog: the simulator's report under an id of its own, so the test does not rest on what the
 // shipped catalog lists.
-const shipped = reportSources.map((s) => s.raw as { reportIdentifier: string; id: string }).find((r) => r.reportIdentifier === 'custom-transactions-report');
-assert.ok(shipped, 'a shipped definition of the simulator\'s report');
+const shipped = readReportSources(FIXTURE_REPORTS_DIR).flatMap((s) => ('raw' in s ? [s.raw as { reportIdentifier: string; id: string }] : [])).find((r) => r.reportIdentifier === 'custom-transactions-report');
+assert.ok(shipped, 'a fixture definition of the simulator\'s report');
 const catalog = new ReportCatalog(ReportCatalog.fromSources([{ file: 'fixture.json', raw: { ...shipped, id: 'check_fixture' } }]).reports);
 const definition = catalog.get('check_fixture');
 const headerText = headerLine(definition.columns.map((c) => c.header), definition.delimiter);

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,7 +10,7 @@ import fc from 'fast-check';
 import { parquetMetadata } from 'hyparquet';
 import iconv from 'iconv-lite';
 import { loadCatalog } from '../../config/reports/index.js';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import type { ByteSink } from '../../functions/core/byte-sink.js';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../../functions/core/csv-to-parquet.js';
 import { MalformedReport, SchemaDrift, TooManyRejectedRows } from '../../functions/core/errors.js';
@@ -23,7 +24,9 @@ const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const line = (fields: readonly string[]) => fields.map(q).join(',') + '\r\n';
 
 function reportWith(extra: Record<string, unknown>): ReportDefinition {
-  return parseReportDefinition({ ...transactionsJson, ...extra }, 'test');
+  // The body asks the gateway for what the definition reads (the definition checks they agree).
+  const body = { ...transactionsJson.bodyTemplate, ...(typeof extra.encoding === 'string' ? { reportEncode: extra.encoding } : {}), ...(typeof extra.delimiter === 'string' ? { reportCsvDelimiter: extra.delimiter } : {}) };
+  return parseReportDefinition({ ...transactionsJson, bodyTemplate: body, ...extra }, 'test');
 }
 
 /** Parquet footer of bytes in memory. */

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { reportSources } from '../../config/reports/index.js';
 import { bucketNames } from '../../config/naming.js';
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { SignatureMethod } from '../../functions/core/secret.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
@@ -139,9 +141,9 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
   }
 
   it('a PDF report keeps the raw PDF and a manifest, and writes no table file', async () => {
-    const shipped = reportSources[0]!.raw as { id: string; bodyTemplate: Record<string, unknown> };
+    const shipped = transactionsJson as { id: string; bodyTemplate: Record<string, unknown> };
     const pdfVariant = { ...shipped, id: 'transactions_pdf', format: 'PDF', bodyTemplate: { ...shipped.bodyTemplate, reportFormat: 'PDF' } };
-    const catalog = ReportCatalog.fromSources([...reportSources, { file: 'test: PDF variant', raw: pdfVariant }]);
+    const catalog = ReportCatalog.fromSources([...reportSources(), { file: 'test: PDF variant', raw: pdfVariant }]);
     await withPipeline({ reportId: 'transactions_pdf', catalog }, async (p) => {
       const outcome = await p.runWindow(day('2026-11-20'));
       assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));

@@ -1,3 +1,4 @@
+import { FIXTURE_QUERIES_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
@@ -114,10 +115,13 @@ describe('reports query over the local lake', () => {
     assert.deepEqual(io.stderr, []);
   });
 
-  it('runs every saved query (queries/*.sql) as Athena would get it', async () => {
-    for (const file of (await readdir('queries')).filter((f) => f.endsWith('.sql'))) {
+  it('runs every saved query of the report (test/fixtures/queries/transactions/*.sql) as Athena would get it', async () => {
+    const dir = join(FIXTURE_QUERIES_DIR, 'transactions');
+    const files = (await readdir(dir)).filter((f) => f.endsWith('.sql'));
+    assert.ok(files.length > 0);
+    for (const file of files) {
       const io = capture();
-      assert.equal(await runQueryCommand(undefined, { lake: lakeDir, file: join('queries', file) }, io), 0, `${file}: ${io.stderr.join('\n')}`);
+      assert.equal(await runQueryCommand(undefined, { lake: lakeDir, file: join(dir, file) }, io), 0, `${file}: ${io.stderr.join('\n')}`);
     }
   });
 

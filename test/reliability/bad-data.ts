@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import { functionS3Client } from '../../functions/aws/env.js';
 import { logger, metrics } from '../../functions/aws/powertools.js';
@@ -31,7 +31,9 @@ const withValue = (row: string[], column: keyof typeof COL, value: string) => ro
 
 /** The same report definition with another setting: what the user would change to get past the fault. */
 function variant(extra: Record<string, unknown>) {
-  return ReportCatalog.fromSources([{ file: 'reliability variant', raw: { ...transactionsJson, ...extra } }]);
+  // The body asks the gateway for what the definition reads (the catalog checks they agree).
+  const body = { ...transactionsJson.bodyTemplate, ...(typeof extra.encoding === 'string' ? { reportEncode: extra.encoding } : {}) };
+  return ReportCatalog.fromSources([{ file: 'reliability variant', raw: { ...transactionsJson, bodyTemplate: body, ...extra } }]);
 }
 
 /** The parse handler's core with a variant definition, on a day's raw object (the handler has the shipped one). */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
 import fc from 'fast-check';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import type { ByteSink } from '../../functions/core/byte-sink.js';
 import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
@@ -33,7 +33,7 @@ const DELIMITERS = [',', ';', '\t', '|'] as const;
 type Delimiter = (typeof DELIMITERS)[number];
 
 const definitions = new Map<Delimiter, ReportDefinition>(
-  DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
+  DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: d }, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
 );
 const columns = definitions.get(',')!.columns;
 

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { after, describe } from 'node:test';
 import { leakGuard } from '../helpers/leak-guard.js';

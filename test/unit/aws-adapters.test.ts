@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';

@@ -1,6 +1,7 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import transactions from '../../config/reports/transactions.json' with { type: 'json' };
+import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
 import {
   assertTemplate,
   findBadPlaceholderPaths,

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
@@ -5,7 +6,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
-import transactions from '../../config/reports/transactions.json' with { type: 'json' };
+import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { athenaColumnNames, snakeCase } from '../../functions/core/athena-names.js';
 import { detectDelimiter } from '../../functions/core/csv-sample.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
@@ -162,7 +163,7 @@ describe('inferReportDefinition on a semicolon-delimited sample with a BOM', asy
         ['amount', 'string', '', false],
         ['value_date', 'date', 'dd/MM/yyyy', false],
         ['posted_at', 'timestamp', 'yyyy-MM-ddTHH:mm:ss', false],
-        ['captured', 'string', '', false],
+        ['captured', 'timestamp', 'yyyy-MM-dd HH:mm:ss.SSS', false],
         ['status', 'string', '', false],
         ['notes', 'string', '', true],
         ['empty_col', 'string', '', true],
@@ -170,7 +171,6 @@ describe('inferReportDefinition on a semicolon-delimited sample with a BOM', asy
     );
     assert.match(noteFor(r, 'Amount'), /decimal comma/);
     assert.match(noteFor(r, 'Value date'), /both as dd\/MM\/yyyy and MM\/dd\/yyyy: chose dd\/MM\/yyyy/);
-    assert.match(noteFor(r, 'Captured'), /look like dates but fit no supported pattern/);
     assert.match(noteFor(r, 'Empty col'), /no values in the sample/);
   });
 
@@ -270,6 +270,19 @@ describe('inferColumnType', () => {
     assert.equal(t('2026-11-20 24:00:00'), 'string');
     assert.equal(t('2026-11-20', '2026-11-20 10:00:00'), 'string');
     assert.equal(t('13/13/2026'), 'string');
+  });
+
+  it('minute precision, milliseconds, the ISO T and eight-digit dates', () => {
+    assert.equal(t('20.11.2026 23:59', '01.01.2026 00:00'), 'timestamp dd.MM.yyyy HH:mm');
+    assert.equal(t('2026-11-20 10:15'), 'timestamp yyyy-MM-dd HH:mm');
+    assert.equal(t('2026-11-20T10:15:30.125'), 'timestamp yyyy-MM-ddTHH:mm:ss.SSS');
+    assert.equal(t('2026-11-20 10:15:30.125', '2026-11-20 10:15:30.000'), 'timestamp yyyy-MM-dd HH:mm:ss.SSS');
+    assert.equal(t('11/20/2026 10:15'), 'timestamp MM/dd/yyyy HH:mm');
+    assert.equal(t('20261120', '20260229'), 'bigint', 'not all real dates: a number');
+    assert.equal(t('20261120', '20280229'), 'date yyyyMMdd');
+    assert.equal(t('12345678'), 'bigint');
+    // Mixed precision is not one pattern: kept as string, with the note.
+    assert.equal(t('2026-11-20 10:15', '2026-11-20 10:15:30'), 'string');
   });
 
   it('nullable when a value is empty; all empty is a nullable string', () => {

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadCatalog } from '../../config/reports/index.js';
-import transactions from '../../config/reports/transactions.json' with { type: 'json' };
+import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ConfigurationError } from '../../functions/core/errors.js';
 import {
   reportDefinitionJsonSchema,
@@ -47,7 +48,7 @@ function assertNames(message: string, path: string, fragment: string) {
   assert.ok(line.includes(fragment), `line "${line}" lacks "${fragment}"`);
 }
 
-describe('the shipped default definition', () => {
+describe('the fixture catalog (test/fixtures/reports/)', () => {
   it('loads through the catalog', () => {
     const catalog = loadCatalog();
     assert.deepEqual(catalog.ids(), ['transactions']);
@@ -105,7 +106,13 @@ describe('definition errors name the file, the report and the field', () => {
   it('a timestamp or date without a pattern, a pattern missing a token, a pattern on a string', () => {
     assertNames(errorOf(shipped((d) => delete d.columns[3].pattern)), 'columns[3].pattern', 'a timestamp column needs an input pattern');
     assertNames(errorOf(shipped((d) => delete d.columns[8].pattern)), 'columns[8].pattern', 'a date column needs an input pattern');
-    assertNames(errorOf(shipped((d) => (d.columns[3].pattern = 'yyyy-MM-dd HH:mm'))), 'columns[3].pattern', 'must contain');
+    assertNames(errorOf(shipped((d) => (d.columns[3].pattern = 'yyyy-MM-dd'))), 'columns[3].pattern', 'lacks HH, mm for a timestamp');
+    assertNames(errorOf(shipped((d) => (d.columns[3].pattern = 'dd.MM.yy HH:mm'))), 'columns[3].pattern', 'supported tokens: yyyy (year)');
+    assertNames(errorOf(shipped((d) => (d.columns[8].pattern = 'dd.MM.yyyy HH:mm'))), 'columns[8].pattern', 'time tokens');
+    // Minute precision, milliseconds and the ISO T are patterns users meet: they load.
+    for (const pattern of ['yyyy-MM-dd HH:mm', "yyyy-MM-dd'T'HH:mm:ss.SSS", 'MM/dd/yyyy HH:mm:ss']) {
+      assert.equal(parseReportDefinition(shipped((d) => (d.columns[3].pattern = pattern)), FILE).columns[3]!.pattern, pattern);
+    }
     assertNames(errorOf(shipped((d) => (d.columns[0].pattern = 'yyyy'))), 'columns[0].pattern', 'only timestamp and date');
   });
 
@@ -132,9 +139,20 @@ describe('definition errors name the file, the report and the field', () => {
   it('a bad schedule, time zone, encoding, delimiter and lookback', () => {
     assertNames(errorOf(shipped((d) => (d.schedule.timeZone = 'Europe/Moskva'))), 'schedule.timeZone', 'IANA time zone');
     assertNames(errorOf(shipped((d) => (d.schedule.cron = '15 3 * * *'))), 'schedule.cron', 'EventBridge Scheduler expression');
+    assertNames(errorOf(shipped((d) => (d.schedule.cron = 'cron(15 25 * * ? *)'))), 'schedule.cron', 'hours field: 25 is outside 0-23');
     assertNames(errorOf(shipped((d) => (d.encoding = 'KOI-9'))), 'encoding', 'not an encoding');
     assertNames(errorOf(shipped((d) => (d.delimiter = ';;'))), 'delimiter', '');
     assertNames(errorOf(shipped((d) => (d.lookback = 40))), 'lookback', '');
+  });
+
+  it('a body asking the gateway for another delimiter, encoding or format than the definition reads', () => {
+    assertNames(errorOf(shipped((d) => (d.bodyTemplate.reportCsvDelimiter = ';'))), 'bodyTemplate.reportCsvDelimiter', 'is ";" but delimiter is ","');
+    assertNames(errorOf(shipped((d) => (d.bodyTemplate.reportEncode = 'windows-1251'))), 'bodyTemplate.reportEncode', 'but encoding is "UTF-8"');
+    assertNames(errorOf(shipped((d) => (d.bodyTemplate.reportFormat = 'PDF'))), 'bodyTemplate.reportFormat', 'but format is "CSV"');
+    // Aliases of one encoding agree; a body without the fields has nothing to disagree with.
+    const cp = parseReportDefinition(shipped((d) => { d.encoding = 'cp1251'; d.bodyTemplate.reportEncode = 'windows-1251'; }), FILE);
+    assert.equal(cp.encoding, 'cp1251');
+    parseReportDefinition(shipped((d) => { d.delimiter = ';'; delete d.bodyTemplate.reportCsvDelimiter; delete d.bodyTemplate.reportEncode; }), FILE);
   });
 
   it('an unknown key, at its parent', () => {

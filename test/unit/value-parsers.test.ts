@@ -5,6 +5,7 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import {
   NEEDS_BIGINT,
   compilePattern,
+  formatWithCompiledPattern,
   epochDay,
   failureReason,
   parseDate,
@@ -143,11 +144,37 @@ describe('timestamp and date patterns', () => {
     );
   });
 
-  it('refuses patterns it cannot read exactly', () => {
-    assert.throws(() => compilePattern('yyyy-MM-dd HH:mm:ss.SSS', 'timestamp'), ConfigurationError);
-    assert.throws(() => compilePattern('yy-MM-dd', 'date'), ConfigurationError);
+  it('reads the patterns users meet: minutes, milliseconds, the ISO T, slashes both ways, no separators', () => {
+    const cases: Array<[string, 'timestamp' | 'date', string, number]> = [
+      ['dd.MM.yyyy HH:mm', 'timestamp', '21.11.2026 07:05', Date.UTC(2026, 10, 21, 7, 5)],
+      ['yyyy-MM-dd HH:mm:ss.SSS', 'timestamp', '2026-11-21 07:05:09.047', Date.UTC(2026, 10, 21, 7, 5, 9, 47)],
+      ["yyyy-MM-dd'T'HH:mm:ss", 'timestamp', '2026-11-21T23:59:59', Date.UTC(2026, 10, 21, 23, 59, 59)],
+      ['yyyy-MM-ddTHH:mm:ss.SSS', 'timestamp', '2026-11-21T00:00:00.999', Date.UTC(2026, 10, 21, 0, 0, 0, 999)],
+      ['dd/MM/yyyy', 'date', '02/11/2026', Date.UTC(2026, 10, 2) / 86_400_000],
+      ['MM/dd/yyyy', 'date', '11/02/2026', Date.UTC(2026, 10, 2) / 86_400_000],
+      ['yyyyMMdd', 'date', '20261102', Date.UTC(2026, 10, 2) / 86_400_000],
+    ];
+    for (const [pattern, kind, text, expected] of cases) {
+      const p = compilePattern(pattern, kind);
+      assert.equal(kind === 'date' ? parseDate(text, p) : parseTimestamp(text, p), expected, `${pattern} on ${text}`);
+      // Formatting is the inverse, to the millisecond (the simulator writes values with it).
+      assert.equal(formatWithCompiledPattern(kind === 'date' ? expected * 86_400_000 : expected, p), text, `format ${pattern}`);
+    }
+    const iso = compilePattern("yyyy-MM-dd'T'HH:mm:ss", 'timestamp');
+    rejects(parseTimestamp('2026-11-21 23:59:59', iso), /does not match/);
+    rejects(parseTimestamp('2026-11-21 07:05:09.04x', compilePattern('yyyy-MM-dd HH:mm:ss.SSS', 'timestamp')), /does not match/);
+    rejects(parseDate('13/02/2026', compilePattern('MM/dd/yyyy', 'date')), /month 13/);
+  });
+
+  it('refuses patterns it cannot read exactly, listing the supported tokens', () => {
+    assert.throws(() => compilePattern('yy-MM-dd', 'date'), /"y", which is not a supported token.*supported tokens: yyyy/);
+    assert.throws(() => compilePattern('yyyy-MM-dd hh:mm', 'timestamp'), /"h", which is not a supported token/);
+    assert.throws(() => compilePattern('yyyy-MM-dd HH:mm:ss.S', 'timestamp'), /"S", which is not a supported token/);
+    assert.throws(() => compilePattern('yyyy-MM-dd HH:mm.SSS', 'timestamp'), /SSS without ss/);
     assert.throws(() => compilePattern('yyyy-MM-dd HH:mm', 'date'), /time tokens/);
-    assert.throws(() => compilePattern('yyyy-MM-dd', 'timestamp'), /lacks HH, mm, ss/);
+    assert.throws(() => compilePattern('yyyy-MM-dd', 'timestamp'), /lacks HH, mm for a timestamp/);
     assert.throws(() => compilePattern('yyyy-MM-dd-dd', 'date'), /twice/);
+    assert.throws(() => compilePattern("yyyy-MM-dd'T", 'date'), /unclosed quote/);
+    assert.throws(() => compilePattern('yy-MM-dd', 'date'), ConfigurationError);
   });
 });

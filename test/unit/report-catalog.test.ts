@@ -1,0 +1,96 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { readReportSources, REPORTS_DIR, reportsDir } from '../../config/reports/index.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { parseDefinitionText } from '../../functions/core/definition-json.js';
+import { ReportCatalog } from '../../functions/core/report-catalog.js';
+import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
+
+const fixture = readFileSync(join(FIXTURE_REPORTS_DIR, 'transactions.json'), 'utf8');
+const dirs: string[] = [];
+after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A folder holding these files, as config/reports/ would. */
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'paynet-catalog-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const withId = (id: string, text = fixture) => JSON.stringify({ ...JSON.parse(text), id });
+
+/** The ConfigurationError message of loading `dir`. */
+function loadError(dir: string): string {
+  try {
+    ReportCatalog.fromSources(readReportSources(dir));
+  } catch (e) {
+    assert.ok(e instanceof ConfigurationError, String(e));
+    return e.message;
+  }
+  assert.fail('the catalog loaded');
+}
+
+describe('the report catalog: every *.json of the folder is a report', () => {
+  it('picks up every definition file, and nothing else, with no list to edit', () => {
+    const dir = folder({ 'b.json': withId('payouts'), 'a.json': withId('chargebacks'), 'notes.txt': 'not a report', 'c.json.bak': '{' });
+    const catalog = ReportCatalog.fromSources(readReportSources(dir));
+    assert.deepEqual(catalog.ids(), ['chargebacks', 'payouts']);
+    assert.match(readReportSources(dir)[0]!.file, /a\.json$/);
+  });
+
+  it('the tests read the fixtures; without PAYNET_REPORTS_DIR the shipped folder', () => {
+    assert.equal(reportsDir(), FIXTURE_REPORTS_DIR);
+    const saved = process.env.PAYNET_REPORTS_DIR;
+    delete process.env.PAYNET_REPORTS_DIR;
+    try {
+      assert.equal(reportsDir(), REPORTS_DIR);
+      // Whatever the shipped folder holds, its files are named as the user knows them.
+      for (const s of readReportSources()) assert.match(s.file, /^config\/reports\/[^/]+\.json$/);
+    } finally {
+      process.env.PAYNET_REPORTS_DIR = saved;
+    }
+  });
+
+  it('a file that is not JSON: its path, line and column, in one line', () => {
+    const broken = fixture.replace('"format": "CSV",', '"format": "CSV"');
+    const dir = folder({ 'transactions.json': fixture, 'payouts.json': broken });
+    const message = loadError(dir);
+    const line = message.split('\n').find((l) => l.includes('payouts.json'));
+    const expectedLine = broken.split('\n').findIndex((l) => l.includes('"encoding"')) + 1;
+    assert.match(line ?? '', new RegExp(`payouts\\.json:${expectedLine}:3: not valid JSON: `), message);
+    assert.doesNotMatch(message, /\n\s+at /, 'no stack trace');
+  });
+
+  it('reports every broken file at once, whichever report was asked for', () => {
+    const dir = folder({
+      'a.json': withId('good'),
+      'b.json': '{"id": "half", }',
+      'c.json': JSON.stringify({ ...JSON.parse(fixture), id: 'late', schedule: { cron: 'cron(15 25 * * * *)', timeZone: 'UTC' } }),
+    });
+    const message = loadError(dir);
+    assert.match(message, /^2 report definition problems/);
+    assert.match(message, /b\.json:1:16: not valid JSON/);
+    assert.match(message, /c\.json: report "late" is invalid:\n {2}schedule\.cron: hours field: 25 is outside 0-23/);
+  });
+
+  it('two files with one id (one Glue table, one S3 prefix) do not load', () => {
+    const message = loadError(folder({ 'a.json': withId('payouts'), 'b.json': withId('payouts') }));
+    assert.match(message, /b\.json: report "payouts" has the id of .*a\.json/);
+  });
+
+  it('an unknown report says where reports come from', () => {
+    const catalog = ReportCatalog.fromSources(readReportSources(folder({ 'a.json': withId('payouts') })));
+    assert.throws(() => catalog.get('chargebacks'), /There is no report "chargebacks"; known reports: payouts\. A report is a file config\/reports\/chargebacks\.json/);
+  });
+
+  it('reads a byte-order mark and states line and column on any Node version', () => {
+    assert.deepEqual(parseDefinitionText('\uFEFF{"a": 1}', 'x.json'), { a: 1 });
+    assert.throws(() => parseDefinitionText('{\n  "a": 1,\n  "b": tru\n}', 'x.json'), /^ConfigurationError: x\.json:3:8: not valid JSON: invalid symbol/);
+    assert.throws(() => parseDefinitionText('', 'x.json'), /x\.json:1:1: not valid JSON: value expected/);
+  });
+});
