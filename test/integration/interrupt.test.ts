@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';

@@ -1,3 +1,4 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
