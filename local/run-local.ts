@@ -188,8 +188,11 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
         print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
       } else {
         const saved = await savedQueriesFor(report.id);
-        print(`Saved queries of "${report.id}" (the Athena named queries of the stack) on DuckDB over the curated Parquet:`);
-        if (saved.length === 0) print(`  (none: add SQL files under queries/${report.id}/ to have them run here and published to Athena)`);
+        print(
+          saved.length
+            ? `Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`
+            : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
+        );
         const db = await pipeline.openDatabase();
         try {
           for (const query of saved) {
