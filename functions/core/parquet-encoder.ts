@@ -1,7 +1,8 @@
-import type { Encoding, SchemaElement } from 'hyparquet';
+import type { Encoding, RowGroup, SchemaElement } from 'hyparquet';
 import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
 import type { ColumnDefinition } from './report-definition.js';
 import type { RowBatch, WireColumn } from './row-group-buffer.js';
+import { createdBy } from './build-info.js';
 import { parquetSchema } from './table-schema.js';
 
 /**
@@ -17,69 +18,48 @@ export interface EncoderSettings {
 }
 
 /**
- * Per-column encodings, chosen by type because the gateway's reports are shaped alike: ids rise and
- * rows come in time order, so DELTA_BINARY_PACKED stores them in a few bits a value (on the benchmark:
- * transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16). Both are standard Parquet v2 encodings
- * that Athena (Trino) and DuckDB read. Everything else is left to hyparquet-writer, which dictionary-
- * encodes a column chunk when that at least halves it (currency, type, merchant, the report date),
- * except long distinct strings, which go as PLAIN or, with shared prefixes, DELTA_BYTE_ARRAY (planStrings).
+ * Per-column encodings, chosen for the engines that read the files (docs/parquet.md) first and size
+ * second. INT64 ids and timestamps: DELTA_BINARY_PACKED, because the gateway's ids rise and rows come in
+ * time order (on the benchmark transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16); every
+ * engine in the compatibility table reads it on v1 pages. Everything else is left to hyparquet-writer's
+ * dictionary (RLE_DICTIONARY pages, PLAIN dictionary page) when it at least halves the chunk, and PLAIN
+ * otherwise. Never DELTA_BYTE_ARRAY: fastparquet cannot read it and parquet-java refuses it from writers
+ * whose created_by it does not know (PARQUET-246).
  */
 function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
   return column.kind === 'bigint' || column.kind === 'timestamp' ? 'DELTA_BINARY_PACKED' : undefined;
 }
 
-/** How a string column chunk is handed to hyparquet-writer (see stringColumn). */
-interface StringPlan {
-  /** Few distinct values: JS strings, which hyparquet-writer dictionary-encodes by value. */
-  dictionary: boolean;
-  /** Distinct values sharing prefixes: DELTA_BYTE_ARRAY; otherwise PLAIN. */
-  delta: boolean;
-}
-
 /**
- * Decides from a sample of a row group's values. DELTA_BYTE_ARRAY stores each string as (prefix shared
- * with the previous one, suffix); it pays for distinct values with common prefixes (order ids like
- * "ORD-1A2B3C4D": -20% on the benchmark) and only costs time otherwise.
+ * Whether a string column chunk should be offered for dictionary encoding, from a sample of its values:
+ * few distinct values (currency, type, merchant) go as JS strings, which hyparquet-writer dictionary-
+ * encodes by value; mostly distinct values (order ids, free text) go PLAIN without trying.
  */
-export function planStrings(sample: ReadonlyArray<string | null>): StringPlan {
+export function dictionaryWorthTrying(sample: ReadonlyArray<string | null>): boolean {
   const seen = new Set<string>();
-  let shared = 0;
-  let total = 0;
   let count = 0;
-  let prev: string | null = null;
   for (const v of sample) {
     if (v === null) continue;
     count++;
     seen.add(v);
-    total += v.length;
-    if (prev !== null) {
-      const max = Math.min(prev.length, v.length);
-      let p = 0;
-      while (p < max && prev.charCodeAt(p) === v.charCodeAt(p)) p++;
-      shared += p;
-    }
-    prev = v;
   }
-  if (count < 16 || seen.size <= count / 2) return { dictionary: true, delta: false };
-  return { dictionary: false, delta: shared * 4 >= total };
+  return count < 16 || seen.size <= count / 2;
 }
 
 const SAMPLE = 512;
 
 /**
  * A string column chunk. Few distinct values go as JS strings: hyparquet-writer builds the dictionary
- * with a Map and encodes only the distinct values. Many distinct values go as UTF-8 bytes, encoded once
- * per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
+ * with a Map and encodes only the distinct values. Many distinct values go PLAIN as UTF-8 bytes, encoded
+ * once per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
  * would otherwise TextEncoder every value into its own ArrayBuffer, which was the largest cost of
- * encoding (and of garbage collection) on the benchmark. Such columns get no min/max statistics: on
- * distinct text in no particular order they prune nothing, and computing them was the next cost.
+ * encoding (and of garbage collection) on the benchmark. Both get statistics (null_count, min/max
+ * truncated to STATS_BYTES): an order-id lookup or an IS NULL can then skip row groups.
  */
-function stringColumn(parts: WireColumn[], rows: number): Pick<ColumnSource, 'data' | 'encoding' | 'statistics'> {
-  if (parts.every((p) => p.kind === 'dict')) return { data: sliceStrings(parts, rows) };
-  const sample = sliceStrings(parts, Math.min(rows, SAMPLE));
-  const plan = planStrings(sample);
-  if (plan.dictionary) return { data: sliceStrings(parts, rows) };
-  return { data: utf8Views(parts, rows), encoding: plan.delta ? 'DELTA_BYTE_ARRAY' : 'PLAIN', statistics: false };
+function stringColumn(parts: WireColumn[], rows: number): { data: () => Array<string | Uint8Array | null>; encoding?: Encoding } {
+  if (parts.every((p) => p.kind === 'dict')) return { data: () => sliceStrings(parts, rows) };
+  if (dictionaryWorthTrying(sliceStrings(parts, Math.min(rows, SAMPLE)))) return { data: () => sliceStrings(parts, rows) };
+  return { data: () => utf8Views(parts, rows), encoding: 'PLAIN' };
 }
 
 /** The first `rows` values as JS strings (slices of the batch's joined text: no copy for long values). */
@@ -157,16 +137,38 @@ function utf8Length(text: string, from: number, to: number): number {
   return n;
 }
 
-/** Joins a row group's batches into the column arrays hyparquet-writer takes. */
+/**
+ * A row group's batches as the column sources hyparquet-writer takes, each column's array built only when
+ * hyparquet-writer reads its `data` (it writes the columns one after another) and not kept: one column's
+ * values exist at a time besides the compact batches, instead of the whole row group as JS values.
+ * hyparquet-writer 0.17 reads column 0's data twice (the row count, then the column), so column 0 keeps
+ * its array until the second read.
+ */
 export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): ColumnSource[] {
   let rows = 0;
   for (const b of batches) rows += b.rows;
   return columns.map((column, c) => {
     const parts = batches.map((b) => b.columns[c]!);
-    if (column.kind === 'string') return { name: column.name, ...stringColumn(parts, rows) };
-    const encoding = fixedEncoding(column);
-    return { name: column.name, data: joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
+    const plan =
+      column.kind === 'string'
+        ? stringColumn(parts, rows)
+        : { data: () => joinNumbers(parts, rows, column.nullable), encoding: fixedEncoding(column) };
+    return lazySource(column.name, plan.data, plan.encoding, c === 0 ? 2 : 1);
   });
+}
+
+function lazySource(name: string, build: () => ColumnSource['data'], encoding: Encoding | undefined, reads: number): ColumnSource {
+  let kept: ColumnSource['data'] | undefined;
+  let left = reads;
+  return {
+    name,
+    ...(encoding ? { encoding } : {}),
+    get data() {
+      const data = kept ?? build();
+      kept = --left > 0 ? data : undefined;
+      return data;
+    },
+  };
 }
 
 function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigInt64Array | Int32Array | Array<bigint | number | null> {
@@ -236,6 +238,9 @@ export function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[
 }
 
 /** Encodes row groups into one Parquet file as they come. */
+/** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
+export const STATS_BYTES = 64;
+
 export class RowGroupEncoder {
   private readonly writer: ParquetWriter;
   private readonly columns: ColumnDefinition[];
@@ -252,7 +257,20 @@ export class RowGroupEncoder {
     this.schema = parquetSchema(settings.columns);
     this.physical = physicalSchema(this.schema);
     // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
-    this.writer = new ParquetWriter({ writer: new ChunkedWriter(deliver), schema: this.physical, codec: 'SNAPPY', createdBy: 'paynet-reports-pipeline' });
+    // v1 data pages: what parquet-java, Spark's vectorized reader before 3.3, fastparquet, Hive and Impala
+    // read (pageVersion is the project's patch to hyparquet-writer, patches/hyparquet-writer+*.patch).
+    this.writer = new ParquetWriter({
+      writer: new ChunkedWriter(deliver),
+      schema: this.physical,
+      codec: 'SNAPPY',
+      createdBy: createdBy(),
+      pageVersion: 1,
+      statisticsTruncateLength: STATS_BYTES,
+    });
+    // Without the patch the option is ignored and every page would silently be DATA_PAGE_V2.
+    if ((this.writer as { pageVersion?: number }).pageVersion !== 1) {
+      throw new Error('hyparquet-writer is missing the project\'s pageVersion patch: run `npm ci` (its postinstall applies patches/)');
+    }
   }
 
   /** Encodes the batches as one row group; resolves once its bytes are delivered. */
@@ -262,6 +280,7 @@ export class RowGroupEncoder {
     const t = performance.now();
     const columnData = assembleColumns(this.columns, batches);
     const written = this.writer.write({ columnData, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
+    detachStatistics(this.writer.row_groups.at(-1));
     this.encodeMs += performance.now() - t;
     this.rowGroups++;
     await written;
@@ -274,5 +293,21 @@ export class RowGroupEncoder {
     const done = this.writer.finish();
     this.encodeMs += performance.now() - t;
     await done;
+  }
+}
+
+/**
+ * The footer keeps every row group's statistics until finish(). A string min/max is a view into (or a
+ * slice of) its whole batch's text, which would keep every batch of the file alive: copy them out.
+ */
+function detachStatistics(group: RowGroup | undefined): void {
+  for (const chunk of group?.columns ?? []) {
+    const stats = chunk.meta_data?.statistics;
+    if (!stats) continue;
+    for (const key of ['min_value', 'max_value'] as const) {
+      const v = stats[key];
+      if (v instanceof Uint8Array) stats[key] = v.slice();
+      else if (typeof v === 'string') stats[key] = new Uint8Array(Buffer.from(v, 'utf8'));
+    }
   }
 }
