@@ -11,7 +11,7 @@ import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } 
 import { STATS_BYTES } from '../../functions/core/parquet-encoder.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
-import { expectedTypes, readingDifferences, readWithArrowRs, readWithDuckDb, readWithPolars, unscaledDigits, type ReadColumn } from '../helpers/independent-readers.js';
+import { expectedTypes, readColumnsOf, readingDifferences, readWithArrowRs, readWithDuckDb, readWithPolars, unscaledDigits, type ReadColumn } from '../helpers/independent-readers.js';
 import { footerProblems, type CheckOptions } from '../helpers/parquet-checks.js';
 import { readParquetFooter, type ParquetFooter } from '../helpers/parquet-footer.js';
 
@@ -45,8 +45,7 @@ const settlements = parseReportDefinition(
   'acquirer settlements (test fixture)',
 );
 
-const readColumns = (report: ReportDefinition): ReadColumn[] =>
-  report.columns.map((c) => ({ name: c.name, kind: c.kind, ...(c.kind === 'decimal' ? { precision: c.precision!, scale: c.scale! } : {}) }));
+const readColumns = (report: ReportDefinition): ReadColumn[] => readColumnsOf(report.columns);
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -156,9 +155,9 @@ async function assertReadersAgree(db: TestDb, file: string, bytes: Buffer, colum
   const arrow = readWithArrowRs(bytes, columns);
   assert.deepEqual(arrow.types, types.arrow, 'arrow-rs reads every column as its type');
   assert.deepEqual(readingDifferences(duck, arrow.rows, columns), [], 'arrow-rs reads what DuckDB reads');
-  const polars = readWithPolars(bytes, columns);
+  const polars = readWithPolars(file, columns);
   assert.deepEqual(polars.types, types.polars, 'polars reads every column as its type');
-  assert.deepEqual(readingDifferences(duck, polars.rows, columns), [], 'polars reads what DuckDB reads');
+  assert.deepEqual(readingDifferences(duck, polars.files.get(file) ?? [], columns), [], 'polars reads what DuckDB reads');
   return duck.length;
 }
 
