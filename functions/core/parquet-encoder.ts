@@ -2,6 +2,8 @@ import type { Encoding, RowGroup, SchemaElement } from 'hyparquet';
 import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
 import type { ColumnDefinition } from './report-definition.js';
 import type { RowBatch, WireColumn } from './row-group-buffer.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createdBy } from './build-info.js';
 import { parquetSchema } from './table-schema.js';
 
@@ -281,6 +283,7 @@ export class RowGroupEncoder {
     const columnData = assembleColumns(this.columns, batches);
     const written = this.writer.write({ columnData, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
     detachStatistics(this.writer.row_groups.at(-1));
+    collectGarbage();
     this.encodeMs += performance.now() - t;
     this.rowGroups++;
     await written;
@@ -310,4 +313,22 @@ function detachStatistics(group: RowGroup | undefined): void {
       else if (typeof v === 'string') stats[key] = new Uint8Array(Buffer.from(v, 'utf8'));
     }
   }
+}
+
+/**
+ * A full garbage collection after each row group. Encoding a group leaves tens of MB of garbage (the
+ * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
+ * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
+ * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
+ * few tens of ms per group (~1% of encoding) and keeps the heap near its live set. V8 only hands out
+ * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
+ * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
+ */
+let gc: (() => void) | undefined;
+function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
 }
