@@ -198,6 +198,17 @@ describe('Parquet every engine reads (issue 11)', () => {
     await assertStatisticsMatch(db, file, footer, columns);
   });
 
+  it('a report with a header and no rows: a valid file with no row groups, which arrow-rs and polars read as empty', async () => {
+    const columns = readColumns(settlements);
+    const bytes = await convert(settlements, csvOf(settlements, []));
+    const file = join(dir, 'empty.parquet');
+    await writeFile(file, bytes);
+    const footer = readParquetFooter(bytes);
+    assert.equal(footer.rowGroups.length, 0);
+    assert.deepEqual(footerProblems(footer, CHECKS), []);
+    assert.equal(await assertReadersAgree(db, file, bytes, columns), 0);
+  });
+
   it('the edges in small row groups: an all-null group, a 100 KB string, years 0001 and 9999, int64 and 18-digit extremes, CR/LF/NUL/emoji', async () => {
     const report = parseReportDefinition({ ...transactionsJson, id: 'edges', rejects: { maxShare: 0 } }, 'edges');
     const columns = readColumns(report);
