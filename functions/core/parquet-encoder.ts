@@ -1,4 +1,4 @@
-import type { Encoding, RowGroup, SchemaElement } from 'hyparquet';
+import type { Encoding, RowGroup, SchemaElement, Statistics } from 'hyparquet';
 import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
 import type { ColumnDefinition } from './report-definition.js';
 import type { RowBatch, WireColumn } from './row-group-buffer.js';
@@ -58,10 +58,47 @@ const SAMPLE = 512;
  * encoding (and of garbage collection) on the benchmark. Both get statistics (null_count, min/max
  * truncated to STATS_BYTES): an order-id lookup or an IS NULL can then skip row groups.
  */
-function stringColumn(parts: WireColumn[], rows: number): { data: () => Array<string | Uint8Array | null>; encoding?: Encoding } {
+function stringColumn(parts: WireColumn[], rows: number): ColumnPlan {
   if (parts.every((p) => p.kind === 'dict')) return { data: () => sliceStrings(parts, rows) };
   if (dictionaryWorthTrying(sliceStrings(parts, Math.min(rows, SAMPLE)))) return { data: () => sliceStrings(parts, rows) };
-  return { data: () => utf8Views(parts, rows), encoding: 'PLAIN' };
+  return {
+    data: (plan) => {
+      const views = utf8Views(parts, rows);
+      plan.statistics = byteStatistics(views);
+      return views;
+    },
+    encoding: 'PLAIN',
+    ownStatistics: true,
+  };
+}
+
+/**
+ * How a column chunk is built: its values (built when hyparquet-writer reads them), its encoding, and,
+ * for PLAIN strings, statistics computed here. hyparquet-writer's generic min/max (a JS byte loop per
+ * comparison) was the largest cost of encoding such a column; Buffer.compare is native.
+ */
+interface ColumnPlan {
+  data: (plan: ColumnPlan) => ColumnSource['data'];
+  encoding?: Encoding;
+  /** Statistics are computed while building the values, not by hyparquet-writer. */
+  ownStatistics?: boolean;
+  statistics?: Statistics;
+}
+
+/** null_count and min/max in unsigned byte order (Parquet's order for UTF8) of UTF-8 values. */
+function byteStatistics(values: ReadonlyArray<Uint8Array | null>): Statistics {
+  let nulls = 0;
+  let min: Uint8Array | undefined;
+  let max: Uint8Array | undefined;
+  for (const v of values) {
+    if (v === null) {
+      nulls++;
+      continue;
+    }
+    if (!min || Buffer.compare(v, min) < 0) min = v;
+    if (!max || Buffer.compare(v, max) > 0) max = v;
+  }
+  return { null_count: BigInt(nulls), ...(min ? { min_value: min.slice(), max_value: max!.slice() } : {}) };
 }
 
 /** The first `rows` values as JS strings (slices of the batch's joined text: no copy for long values). */
@@ -146,27 +183,29 @@ function utf8Length(text: string, from: number, to: number): number {
  * hyparquet-writer 0.17 reads column 0's data twice (the row count, then the column), so column 0 keeps
  * its array until the second read.
  */
-export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): ColumnSource[] {
+export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): { sources: ColumnSource[]; plans: ColumnPlan[] } {
   let rows = 0;
   for (const b of batches) rows += b.rows;
-  return columns.map((column, c) => {
+  const plans = columns.map((column, c): ColumnPlan => {
     const parts = batches.map((b) => b.columns[c]!);
-    const plan =
-      column.kind === 'string'
-        ? stringColumn(parts, rows)
-        : { data: () => joinNumbers(parts, rows, column.nullable), encoding: fixedEncoding(column) };
-    return lazySource(column.name, plan.data, plan.encoding, c === 0 ? 2 : 1);
+    if (column.kind === 'string') return stringColumn(parts, rows);
+    const encoding = fixedEncoding(column);
+    return { data: () => joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
   });
+  const sources = plans.map((plan, c) => lazySource(columns[c]!.name, plan, c === 0 ? 2 : 1));
+  return { sources, plans };
 }
 
-function lazySource(name: string, build: () => ColumnSource['data'], encoding: Encoding | undefined, reads: number): ColumnSource {
+function lazySource(name: string, plan: ColumnPlan, reads: number): ColumnSource {
   let kept: ColumnSource['data'] | undefined;
   let left = reads;
   return {
     name,
-    ...(encoding ? { encoding } : {}),
+    ...(plan.encoding ? { encoding: plan.encoding } : {}),
+    // statistics computed here are put in the footer after the row group is written (writeRowGroup)
+    ...(plan.ownStatistics ? { statistics: false } : {}),
     get data() {
-      const data = kept ?? build();
+      const data = kept ?? plan.data(plan);
       kept = --left > 0 ? data : undefined;
       return data;
     },
@@ -280,9 +319,15 @@ export class RowGroupEncoder {
     const rows = batches.reduce((n, b) => n + b.rows, 0);
     if (rows === 0) return;
     const t = performance.now();
-    const columnData = assembleColumns(this.columns, batches);
-    const written = this.writer.write({ columnData, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
-    detachStatistics(this.writer.row_groups.at(-1));
+    const { sources, plans } = assembleColumns(this.columns, batches);
+    const written = this.writer.write({ columnData: sources, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
+    // write() encodes the group before it returns (only the sink's flush may be pending).
+    const group = this.writer.row_groups.at(-1)!;
+    plans.forEach((plan, c) => {
+      const meta = group.columns[c]!.meta_data!;
+      if (plan.ownStatistics) meta.statistics = plan.statistics!;
+    });
+    detachStatistics(group);
     collectGarbage();
     this.encodeMs += performance.now() - t;
     this.rowGroups++;
