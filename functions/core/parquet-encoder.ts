@@ -328,7 +328,7 @@ export class RowGroupEncoder {
       if (plan.ownStatistics) meta.statistics = plan.statistics!;
     });
     detachStatistics(group);
-    collectGarbage();
+    if (batchBytes(batches) >= GC_AFTER_BYTES) collectGarbage();
     this.encodeMs += performance.now() - t;
     this.rowGroups++;
     await written;
@@ -361,7 +361,7 @@ function detachStatistics(group: RowGroup | undefined): void {
 }
 
 /**
- * A full garbage collection after each row group. Encoding a group leaves tens of MB of garbage (the
+ * A full garbage collection after each row group of some size. Encoding a group leaves tens of MB of garbage (the
  * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
  * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
  * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
@@ -369,6 +369,22 @@ function detachStatistics(group: RowGroup | undefined): void {
  * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
  * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
  */
+/** Below this a group's garbage is small, and a full collection would cost more than it frees (many small files). */
+const GC_AFTER_BYTES = 8 * 1024 * 1024;
+
+/** The bytes a group's batches hold: text (one byte a character as V8 stores Latin-1, a fair estimate) and typed arrays. */
+function batchBytes(batches: readonly RowBatch[]): number {
+  let n = 0;
+  for (const b of batches) {
+    for (const col of b.columns) {
+      if (col.kind === 'string') n += col.text.length + col.lengths.byteLength;
+      else if (col.kind === 'dict') n += col.codes.byteLength;
+      else n += col.values.byteLength;
+    }
+  }
+  return n;
+}
+
 let gc: (() => void) | undefined;
 function collectGarbage(): void {
   if (!gc) {

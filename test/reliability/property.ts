@@ -230,6 +230,7 @@ async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
 }
 
 describe('reliability: property test, our converter against DuckDB read_csv', () => {
+  // Five minutes: 2,000 files read by four readers take ~40 s alone, several times that on a shared machine.
   it(`${RUNS} generated reports: the Parquet file holds exactly what DuckDB reads in the raw CSV`, async (t) => {
     const seed = Number(process.env.PROPERTY_SEED ?? Math.floor(Math.random() * 0x7fffffff));
     t.diagnostic(`fast-check seed ${seed} (PROPERTY_SEED=${seed} PROPERTY_RUNS=${RUNS} reproduces this run)`);
@@ -289,5 +290,5 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
       db.close();
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, { timeout: 300_000 });
 });
