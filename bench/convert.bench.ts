@@ -108,13 +108,13 @@ function printLayout(footer: ParquetFooter): void {
     else groups.push([g.numRows, 1]);
   }
   console.log(`layout: ${footer.rowGroups.length} row groups, rows per group ${groups.map(([n, k]) => `${n}${k > 1 ? ` x${k}` : ''}`).join(', ')}; created_by "${footer.createdBy}"`);
-  console.log(`${pad('  column', 22)}${pad('pages', 28)}${pad('data page encodings', 36)}statistics`);
+  console.log(`${pad('  column', 22)}${pad('pages', 34)}${pad('data page encodings', 36)}statistics`);
   footer.columns.forEach((column, c) => {
     const chunks = footer.rowGroups.map((g) => g.columns[c]!);
     const pageTypes = new Set(chunks.flatMap((ch) => ch.pages.map((p) => (p.type === 'DATA_PAGE' ? 'DATA_PAGE (v1)' : p.type === 'DATA_PAGE_V2' ? 'DATA_PAGE_V2' : p.type))));
     const dataEncodings = new Set(chunks.flatMap((ch) => ch.pages.filter((p) => p.type.startsWith('DATA_PAGE')).map((p) => `${p.encoding}${p.definitionLevelEncoding && column.repetition === 'OPTIONAL' ? ` (levels ${p.definitionLevelEncoding})` : ''}`)));
     const stats = chunks.every((ch) => ch.statistics?.nullCount !== undefined) ? `null_count${chunks.every((ch) => ch.statistics?.minValue) ? ', min/max' : ''}` : 'MISSING';
-    console.log(`${pad(`  ${column.name}`, 22)}${pad([...pageTypes].join(' + '), 28)}${pad([...dataEncodings].join(', '), 36)}${stats}`);
+    console.log(`${pad(`  ${column.name}`, 22)}${pad([...pageTypes].join(' + '), 34)}${pad([...dataEncodings].join(', '), 36)}${stats}`);
   });
 }
 const num = (n: number, digits = 2) => n.toFixed(digits);
