@@ -1,16 +1,21 @@
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { ChildResult } from './children/measure.js';
+import { DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../functions/core/csv-to-parquet.js';
+import { footerProblems } from '../test/helpers/parquet-checks.js';
+import { readParquetFooter, type ParquetFooter } from '../test/helpers/parquet-footer.js';
 import { ensureCsv } from './generate-data.js';
 
 /**
  * The CSV-to-Parquet benchmark (issue 3): csv-parse alone (the floor), our converter file to file, and
  * DuckDB's CSV-to-Parquet on one thread (the reference), on a 1M-row sample-shaped CSV with the hard
- * cases; then our converter on 4M rows to show memory does not grow with the input.
+ * cases; then our converter on 4M rows to show memory does not grow with the input. The file's layout
+ * (rows per row group, page version and encodings per column, created_by) is read back from its own
+ * footer and page headers (test/helpers/parquet-footer.ts) and checked against issue 11's rules.
  *
  * Each measurement runs in its own child process, so peak RSS is per measurement (/usr/bin/time -v
  * when present). The children are bundled with esbuild first, the way the Lambda function is
@@ -93,6 +98,25 @@ function keepBest(prev: Best | undefined, r: ChildResult): Best {
 }
 
 const pad = (s: string, n: number) => s.padEnd(n);
+
+/** Rows per row group ("131072 x7, 82496"), then per column: page types, data page encodings, dictionary, statistics. */
+function printLayout(footer: ParquetFooter): void {
+  const groups: Array<[bigint, number]> = [];
+  for (const g of footer.rowGroups) {
+    const last = groups.at(-1);
+    if (last && last[0] === g.numRows) last[1]++;
+    else groups.push([g.numRows, 1]);
+  }
+  console.log(`layout: ${footer.rowGroups.length} row groups, rows per group ${groups.map(([n, k]) => `${n}${k > 1 ? ` x${k}` : ''}`).join(', ')}; created_by "${footer.createdBy}"`);
+  console.log(`${pad('  column', 22)}${pad('pages', 34)}${pad('data page encodings', 36)}statistics`);
+  footer.columns.forEach((column, c) => {
+    const chunks = footer.rowGroups.map((g) => g.columns[c]!);
+    const pageTypes = new Set(chunks.flatMap((ch) => ch.pages.map((p) => (p.type === 'DATA_PAGE' ? 'DATA_PAGE (v1)' : p.type === 'DATA_PAGE_V2' ? 'DATA_PAGE_V2' : p.type))));
+    const dataEncodings = new Set(chunks.flatMap((ch) => ch.pages.filter((p) => p.type.startsWith('DATA_PAGE')).map((p) => `${p.encoding}${p.definitionLevelEncoding && column.repetition === 'OPTIONAL' ? ` (levels ${p.definitionLevelEncoding})` : ''}`)));
+    const stats = chunks.every((ch) => ch.statistics?.nullCount !== undefined) ? `null_count${chunks.every((ch) => ch.statistics?.minValue) ? ', min/max' : ''}` : 'MISSING';
+    console.log(`${pad(`  ${column.name}`, 22)}${pad([...pageTypes].join(' + '), 34)}${pad([...dataEncodings].join(', '), 36)}${stats}`);
+  });
+}
 const num = (n: number, digits = 2) => n.toFixed(digits);
 
 export async function runConvertBench(options: { runs?: number; with4m?: boolean } = {}): Promise<boolean> {
@@ -147,7 +171,13 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   if (manifest) console.log(`converter manifest: encoder ${manifest.encoder}, ${manifest.rowGroups} row groups, timings ${JSON.stringify(manifest.timings)}`);
   console.log(`load average after: ${loadavg().map((l) => num(l)).join(' ')}`);
 
+  const footer = readParquetFooter(readFileSync(out1m));
+  printLayout(footer);
+  const problems = footerProblems(footer, { minRowsPerGroup: DEFAULT_ROW_GROUP_ROWS, maxGroupBytes: BigInt(DEFAULT_ROW_GROUP_BYTES) });
+  for (const p of problems) console.log(`  layout problem: ${p}`);
+
   const checks: Array<[string, boolean, string]> = [
+    [`layout: created_by, TIMESTAMP_MILLIS, v1 pages, no DELTA_BYTE_ARRAY, statistics, groups >= ${DEFAULT_ROW_GROUP_ROWS} rows`, problems.length === 0, `${problems.length} problem(s)`],
     [`converter wall time <= ${TARGETS.vsFloor}x the csv-parse floor`, vsFloor <= TARGETS.vsFloor, `${num(vsFloor)}x`],
     [`peak RSS <= ${TARGETS.rssMb} MB at 1M rows`, ours.maxRssMb <= TARGETS.rssMb, `${ours.maxRssMb} MB`],
     ...(big

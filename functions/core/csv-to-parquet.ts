@@ -27,9 +27,9 @@ export interface ConvertOptions {
   report: ReportDefinition;
   /** The rejected rows as CSV (line, column, reason, record). Omit to only count them. */
   rejects?: OutputSink;
-  /** Most rows in a row group (default 32,768; see DEFAULT_ROW_GROUP_ROWS). */
+  /** Most rows in a row group (default 131,072; see DEFAULT_ROW_GROUP_ROWS). */
   rowGroupRows?: number;
-  /** Most estimated Parquet bytes (before compression) in a row group (default 8 MiB): keeps huge fields from piling up. */
+  /** Most estimated Parquet bytes (before compression) in a row group (default 64 MiB): keeps huge fields from piling up. */
   rowGroupBytes?: number;
   /** Largest share of rejected rows that still publishes (default: the report's rejects.maxShare). */
   maxRejectShare?: number;
@@ -75,14 +75,15 @@ export interface Manifest {
 }
 
 /**
- * Row-group bounds. Encoding a row group with hyparquet-writer holds about ten times its estimated
- * bytes in memory (an object per value on the way to the page buffers, plus garbage not yet collected),
- * so the bounds are what keeps a run within memory: on the benchmark (~140 bytes a row) 32,768 rows
- * give ~220 MB peak RSS for the whole process, 100,000 rows ~370 MB. Files lose nothing measurable
- * (27.31 vs 27.30 MB for 1M rows); a Lambda with more memory can raise both.
+ * Row-group bounds: a group closes at 128k rows or 64 MiB of estimated uncompressed values, whichever
+ * comes first (docs/parquet.md says why). Per-group overhead (footer entries, statistics, a seek and a
+ * range request per column chunk for every query) is paid per group, and Trino and parquet-java default
+ * to 128 MB groups, so groups should be large; the byte bound keeps rows of huge fields from piling up.
+ * Memory stays bounded because the encoder holds a group as compact batches and builds one column's
+ * values at a time (parquet-encoder.ts), and the parser runs at most one group ahead (encoder-thread.ts).
  */
-export const DEFAULT_ROW_GROUP_ROWS = 32_768;
-export const DEFAULT_ROW_GROUP_BYTES = 8 * 1024 * 1024;
+export const DEFAULT_ROW_GROUP_ROWS = 128 * 1024;
+export const DEFAULT_ROW_GROUP_BYTES = 64 * 1024 * 1024;
 
 /** The manifest of a run that threw TooManyRejectedRows, so the caller can still store it. */
 export function manifestOf(error: unknown): Manifest | undefined {

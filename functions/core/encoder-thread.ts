@@ -189,8 +189,13 @@ class WorkerEncoder implements EncoderHandle {
  * .ts worker is started through a two-line bootstrap that registers them first.
  */
 function spawn(url: URL, settings: EncoderSettings): Worker {
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: settings });
+  // A smaller young generation than V8's default for the encoder's isolate: its garbage is short-lived
+  // column arrays, and on the benchmark this took ~25 MB off peak RSS (260 -> 235 MB at 1M rows) for
+  // ~0.5 s more CPU on the worker, which waits for the parser anyway. Old-generation garbage is
+  // collected after every row group (parquet-encoder.ts).
+  const resourceLimits = { maxYoungGenerationSizeMb: 24 };
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: settings, resourceLimits });
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: settings });
+  return new Worker(bootstrap, { eval: true, workerData: settings, resourceLimits });
 }

@@ -1,7 +1,10 @@
-import type { Encoding, SchemaElement } from 'hyparquet';
+import type { Encoding, RowGroup, SchemaElement, Statistics } from 'hyparquet';
 import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
 import type { ColumnDefinition } from './report-definition.js';
 import type { RowBatch, WireColumn } from './row-group-buffer.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createdBy } from './build-info.js';
 import { parquetSchema } from './table-schema.js';
 
 /**
@@ -17,69 +20,85 @@ export interface EncoderSettings {
 }
 
 /**
- * Per-column encodings, chosen by type because the gateway's reports are shaped alike: ids rise and
- * rows come in time order, so DELTA_BINARY_PACKED stores them in a few bits a value (on the benchmark:
- * transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16). Both are standard Parquet v2 encodings
- * that Athena (Trino) and DuckDB read. Everything else is left to hyparquet-writer, which dictionary-
- * encodes a column chunk when that at least halves it (currency, type, merchant, the report date),
- * except long distinct strings, which go as PLAIN or, with shared prefixes, DELTA_BYTE_ARRAY (planStrings).
+ * Per-column encodings, chosen for the engines that read the files (docs/parquet.md) first and size
+ * second. INT64 ids and timestamps: DELTA_BINARY_PACKED, because the gateway's ids rise and rows come in
+ * time order (on the benchmark transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16); every
+ * engine in the compatibility table reads it on v1 pages. Everything else is left to hyparquet-writer's
+ * dictionary (RLE_DICTIONARY pages, PLAIN dictionary page) when it at least halves the chunk, and PLAIN
+ * otherwise. Never DELTA_BYTE_ARRAY: fastparquet cannot read it and parquet-java refuses it from writers
+ * whose created_by it does not know (PARQUET-246).
  */
 function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
   return column.kind === 'bigint' || column.kind === 'timestamp' ? 'DELTA_BINARY_PACKED' : undefined;
 }
 
-/** How a string column chunk is handed to hyparquet-writer (see stringColumn). */
-interface StringPlan {
-  /** Few distinct values: JS strings, which hyparquet-writer dictionary-encodes by value. */
-  dictionary: boolean;
-  /** Distinct values sharing prefixes: DELTA_BYTE_ARRAY; otherwise PLAIN. */
-  delta: boolean;
-}
-
 /**
- * Decides from a sample of a row group's values. DELTA_BYTE_ARRAY stores each string as (prefix shared
- * with the previous one, suffix); it pays for distinct values with common prefixes (order ids like
- * "ORD-1A2B3C4D": -20% on the benchmark) and only costs time otherwise.
+ * Whether a string column chunk should be offered for dictionary encoding, from a sample of its values:
+ * few distinct values (currency, type, merchant) go as JS strings, which hyparquet-writer dictionary-
+ * encodes by value; mostly distinct values (order ids, free text) go PLAIN without trying.
  */
-export function planStrings(sample: ReadonlyArray<string | null>): StringPlan {
+export function dictionaryWorthTrying(sample: ReadonlyArray<string | null>): boolean {
   const seen = new Set<string>();
-  let shared = 0;
-  let total = 0;
   let count = 0;
-  let prev: string | null = null;
   for (const v of sample) {
     if (v === null) continue;
     count++;
     seen.add(v);
-    total += v.length;
-    if (prev !== null) {
-      const max = Math.min(prev.length, v.length);
-      let p = 0;
-      while (p < max && prev.charCodeAt(p) === v.charCodeAt(p)) p++;
-      shared += p;
-    }
-    prev = v;
   }
-  if (count < 16 || seen.size <= count / 2) return { dictionary: true, delta: false };
-  return { dictionary: false, delta: shared * 4 >= total };
+  return count < 16 || seen.size <= count / 2;
 }
 
 const SAMPLE = 512;
 
 /**
  * A string column chunk. Few distinct values go as JS strings: hyparquet-writer builds the dictionary
- * with a Map and encodes only the distinct values. Many distinct values go as UTF-8 bytes, encoded once
- * per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
+ * with a Map and encodes only the distinct values. Many distinct values go PLAIN as UTF-8 bytes, encoded
+ * once per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
  * would otherwise TextEncoder every value into its own ArrayBuffer, which was the largest cost of
- * encoding (and of garbage collection) on the benchmark. Such columns get no min/max statistics: on
- * distinct text in no particular order they prune nothing, and computing them was the next cost.
+ * encoding (and of garbage collection) on the benchmark. Both get statistics (null_count, min/max
+ * truncated to STATS_BYTES): an order-id lookup or an IS NULL can then skip row groups.
  */
-function stringColumn(parts: WireColumn[], rows: number): Pick<ColumnSource, 'data' | 'encoding' | 'statistics'> {
-  if (parts.every((p) => p.kind === 'dict')) return { data: sliceStrings(parts, rows) };
-  const sample = sliceStrings(parts, Math.min(rows, SAMPLE));
-  const plan = planStrings(sample);
-  if (plan.dictionary) return { data: sliceStrings(parts, rows) };
-  return { data: utf8Views(parts, rows), encoding: plan.delta ? 'DELTA_BYTE_ARRAY' : 'PLAIN', statistics: false };
+function stringColumn(parts: WireColumn[], rows: number): ColumnPlan {
+  if (parts.every((p) => p.kind === 'dict')) return { data: () => sliceStrings(parts, rows) };
+  if (dictionaryWorthTrying(sliceStrings(parts, Math.min(rows, SAMPLE)))) return { data: () => sliceStrings(parts, rows) };
+  return {
+    data: (plan) => {
+      const views = utf8Views(parts, rows);
+      plan.statistics = byteStatistics(views);
+      return views;
+    },
+    encoding: 'PLAIN',
+    ownStatistics: true,
+  };
+}
+
+/**
+ * How a column chunk is built: its values (built when hyparquet-writer reads them), its encoding, and,
+ * for PLAIN strings, statistics computed here. hyparquet-writer's generic min/max (a JS byte loop per
+ * comparison) was the largest cost of encoding such a column; Buffer.compare is native.
+ */
+interface ColumnPlan {
+  data: (plan: ColumnPlan) => ColumnSource['data'];
+  encoding?: Encoding;
+  /** Statistics are computed while building the values, not by hyparquet-writer. */
+  ownStatistics?: boolean;
+  statistics?: Statistics;
+}
+
+/** null_count and min/max in unsigned byte order (Parquet's order for UTF8) of UTF-8 values. */
+function byteStatistics(values: ReadonlyArray<Uint8Array | null>): Statistics {
+  let nulls = 0;
+  let min: Uint8Array | undefined;
+  let max: Uint8Array | undefined;
+  for (const v of values) {
+    if (v === null) {
+      nulls++;
+      continue;
+    }
+    if (!min || Buffer.compare(v, min) < 0) min = v;
+    if (!max || Buffer.compare(v, max) > 0) max = v;
+  }
+  return { null_count: BigInt(nulls), ...(min ? { min_value: min.slice(), max_value: max!.slice() } : {}) };
 }
 
 /** The first `rows` values as JS strings (slices of the batch's joined text: no copy for long values). */
@@ -157,16 +176,40 @@ function utf8Length(text: string, from: number, to: number): number {
   return n;
 }
 
-/** Joins a row group's batches into the column arrays hyparquet-writer takes. */
-export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): ColumnSource[] {
+/**
+ * A row group's batches as the column sources hyparquet-writer takes, each column's array built only when
+ * hyparquet-writer reads its `data` (it writes the columns one after another) and not kept: one column's
+ * values exist at a time besides the compact batches, instead of the whole row group as JS values.
+ * hyparquet-writer 0.17 reads column 0's data twice (the row count, then the column), so column 0 keeps
+ * its array until the second read.
+ */
+export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): { sources: ColumnSource[]; plans: ColumnPlan[] } {
   let rows = 0;
   for (const b of batches) rows += b.rows;
-  return columns.map((column, c) => {
+  const plans = columns.map((column, c): ColumnPlan => {
     const parts = batches.map((b) => b.columns[c]!);
-    if (column.kind === 'string') return { name: column.name, ...stringColumn(parts, rows) };
+    if (column.kind === 'string') return stringColumn(parts, rows);
     const encoding = fixedEncoding(column);
-    return { name: column.name, data: joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
+    return { data: () => joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
   });
+  const sources = plans.map((plan, c) => lazySource(columns[c]!.name, plan, c === 0 ? 2 : 1));
+  return { sources, plans };
+}
+
+function lazySource(name: string, plan: ColumnPlan, reads: number): ColumnSource {
+  let kept: ColumnSource['data'] | undefined;
+  let left = reads;
+  return {
+    name,
+    ...(plan.encoding ? { encoding: plan.encoding } : {}),
+    // statistics computed here are put in the footer after the row group is written (writeRowGroup)
+    ...(plan.ownStatistics ? { statistics: false } : {}),
+    get data() {
+      const data = kept ?? plan.data(plan);
+      kept = --left > 0 ? data : undefined;
+      return data;
+    },
+  };
 }
 
 function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigInt64Array | Int32Array | Array<bigint | number | null> {
@@ -236,6 +279,9 @@ export function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[
 }
 
 /** Encodes row groups into one Parquet file as they come. */
+/** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
+export const STATS_BYTES = 64;
+
 export class RowGroupEncoder {
   private readonly writer: ParquetWriter;
   private readonly columns: ColumnDefinition[];
@@ -252,7 +298,20 @@ export class RowGroupEncoder {
     this.schema = parquetSchema(settings.columns);
     this.physical = physicalSchema(this.schema);
     // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
-    this.writer = new ParquetWriter({ writer: new ChunkedWriter(deliver), schema: this.physical, codec: 'SNAPPY', createdBy: 'paynet-reports-pipeline' });
+    // v1 data pages: what parquet-java, Spark's vectorized reader before 3.3, fastparquet, Hive and Impala
+    // read (pageVersion is the project's patch to hyparquet-writer, patches/hyparquet-writer+*.patch).
+    this.writer = new ParquetWriter({
+      writer: new ChunkedWriter(deliver),
+      schema: this.physical,
+      codec: 'SNAPPY',
+      createdBy: createdBy(),
+      pageVersion: 1,
+      statisticsTruncateLength: STATS_BYTES,
+    });
+    // Without the patch the option is ignored and every page would silently be DATA_PAGE_V2.
+    if ((this.writer as { pageVersion?: number }).pageVersion !== 1) {
+      throw new Error('hyparquet-writer is missing the project\'s pageVersion patch: run `npm ci` (its postinstall applies patches/)');
+    }
   }
 
   /** Encodes the batches as one row group; resolves once its bytes are delivered. */
@@ -260,8 +319,16 @@ export class RowGroupEncoder {
     const rows = batches.reduce((n, b) => n + b.rows, 0);
     if (rows === 0) return;
     const t = performance.now();
-    const columnData = assembleColumns(this.columns, batches);
-    const written = this.writer.write({ columnData, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
+    const { sources, plans } = assembleColumns(this.columns, batches);
+    const written = this.writer.write({ columnData: sources, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
+    // write() encodes the group before it returns (only the sink's flush may be pending).
+    const group = this.writer.row_groups.at(-1)!;
+    plans.forEach((plan, c) => {
+      const meta = group.columns[c]!.meta_data!;
+      if (plan.ownStatistics) meta.statistics = plan.statistics!;
+    });
+    detachStatistics(group);
+    if (batchBytes(batches) >= GC_AFTER_BYTES) collectGarbage();
     this.encodeMs += performance.now() - t;
     this.rowGroups++;
     await written;
@@ -275,4 +342,54 @@ export class RowGroupEncoder {
     this.encodeMs += performance.now() - t;
     await done;
   }
+}
+
+/**
+ * The footer keeps every row group's statistics until finish(). A string min/max is a view into (or a
+ * slice of) its whole batch's text, which would keep every batch of the file alive: copy them out.
+ */
+function detachStatistics(group: RowGroup | undefined): void {
+  for (const chunk of group?.columns ?? []) {
+    const stats = chunk.meta_data?.statistics;
+    if (!stats) continue;
+    for (const key of ['min_value', 'max_value'] as const) {
+      const v = stats[key];
+      if (v instanceof Uint8Array) stats[key] = v.slice();
+      else if (typeof v === 'string') stats[key] = new Uint8Array(Buffer.from(v, 'utf8'));
+    }
+  }
+}
+
+/**
+ * A full garbage collection after each row group of some size. Encoding a group leaves tens of MB of garbage (the
+ * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
+ * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
+ * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
+ * few tens of ms per group (~1% of encoding) and keeps the heap near its live set. V8 only hands out
+ * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
+ * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
+ */
+/** Below this a group's garbage is small, and a full collection would cost more than it frees (many small files). */
+const GC_AFTER_BYTES = 8 * 1024 * 1024;
+
+/** The bytes a group's batches hold: text (one byte a character as V8 stores Latin-1, a fair estimate) and typed arrays. */
+function batchBytes(batches: readonly RowBatch[]): number {
+  let n = 0;
+  for (const b of batches) {
+    for (const col of b.columns) {
+      if (col.kind === 'string') n += col.text.length + col.lengths.byteLength;
+      else if (col.kind === 'dict') n += col.codes.byteLength;
+      else n += col.values.byteLength;
+    }
+  }
+  return n;
+}
+
+let gc: (() => void) | undefined;
+function collectGarbage(): void {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
 }

@@ -50,9 +50,8 @@ export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' |
 const duckdbTypeOfAthena = (athena: string): string => ({ string: 'VARCHAR', bigint: 'BIGINT', date: 'DATE' })[athena] ?? athena.toUpperCase();
 
 /**
- * The Parquet schema element of a column. Logical types are set explicitly (DESIGN.md "Parquet for
- * Athena"): hyparquet-writer's TIMESTAMP basic type would write TIMESTAMP_MILLIS, which means
- * "adjusted to UTC", and the gateway's times are wall-clock times in the report's zone.
+ * The Parquet schema element of a column. Logical and converted types are set explicitly, as DESIGN.md
+ * "Parquet for every engine" lists them.
  */
 export function parquetElement(column: ColumnDefinition): SchemaElement {
   const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';
@@ -76,8 +75,16 @@ export function parquetElement(column: ColumnDefinition): SchemaElement {
       };
     }
     case 'timestamp':
-      // No converted_type: TIMESTAMP_MILLIS would contradict isAdjustedToUTC=false for older readers.
-      return { name, repetition_type, type: 'INT64', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' } };
+      // Both annotations, as LogicalTypes.md asks of writers: readers that know only converted types
+      // (older parquet-java, Hive, Redshift Spectrum) need TIMESTAMP_MILLIS to see a timestamp at all.
+      // Readers that know logical types take isAdjustedToUTC=false from it: the gateway's wall clock.
+      return {
+        name,
+        repetition_type,
+        type: 'INT64',
+        converted_type: 'TIMESTAMP_MILLIS',
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' },
+      };
     case 'date':
       return { name, repetition_type, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } };
   }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe } from 'node:test';
 import fc from 'fast-check';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
@@ -12,7 +12,11 @@ import { parseReportDefinition, type ReportDefinition } from '../../functions/co
 import { duckdbType } from '../../functions/core/table-schema.js';
 import { daysInMonth } from '../../functions/core/value-parsers.js';
 import { REPORT_HEADER, writeReportCsv } from '../../local/simulator/index.js';
+import pkg from '../../package.json' with { type: 'json' };
+import { PIPELINE_NAME } from '../../functions/core/build-info.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
+import { expectedTypes, readColumnsOf, readingDifferences, readWithArrowRs, readWithDuckDb, readWithPolars } from '../helpers/independent-readers.js';
+import { parquetProblems } from '../helpers/parquet-checks.js';
 import { counts, it } from './harness.js';
 
 /**
@@ -21,6 +25,11 @@ import { counts, it } from './harness.js';
  * timestamp and date), written by the simulator's CSV writer and converted by our converter, the Parquet file
  * holds exactly the rows DuckDB's own CSV reader finds in the same raw file, typed the same, and the rows we
  * reject are exactly those with an empty value in a column that is not nullable (DuckDB reads NULL there).
+ *
+ * Every Parquet file is also read by two readers that share no code with DuckDB or our writer, arrow-rs
+ * (parquet-wasm) and polars (nodejs-polars): each must see the same types and every value exactly as DuckDB
+ * reads it from the same file. And each file's footer and page headers pass the checks of issue 11
+ * (test/helpers/parquet-checks.ts: created_by, TIMESTAMP_MILLIS, v1 pages, no DELTA_BYTE_ARRAY, statistics).
  *
  * Fast by batching: every case is converted in memory (inline encoder) and both files go to a temporary
  * directory; DuckDB then compares a few hundred cases per query, by file name. PROPERTY_RUNS (default 2,000)
@@ -31,6 +40,7 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 2_000);
 const BATCH = 400;
 const DELIMITERS = [',', ';', '\t', '|'] as const;
 type Delimiter = (typeof DELIMITERS)[number];
+const DELIMITER_NAMES: Record<Delimiter, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'pipe' };
 
 const definitions = new Map<Delimiter, ReportDefinition>(
   DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: d }, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
@@ -99,6 +109,7 @@ interface Converted {
   rowsRead: number;
   rowsRejected: number;
   error?: string;
+  bytes?: Buffer;
 }
 
 /** Cases (by index) where DuckDB's reading of the CSV and ours of it differ, with what differs. */
@@ -152,6 +163,46 @@ async function divergences(db: TestDb, batch: Converted[], delimiter: Delimiter)
   return out;
 }
 
+const readColumns = readColumnsOf(columns);
+const readerTypes = expectedTypes(readColumns);
+
+/** Cases whose Parquet file arrow-rs or polars reads differently from DuckDB, or whose footer breaks issue 11's rules. */
+async function readerDivergences(db: TestDb, batch: Converted[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  const ok = batch.filter((c) => !c.error);
+  if (ok.length === 0) return out;
+  const duck = await readWithDuckDb(db, ok.map((c) => c.parquetFile), readColumns);
+  // polars reads the batch's directory in one scan; if it cannot, each file alone says which one it is.
+  const polarsDir = dirname(ok[0]!.parquetFile);
+  let polars: ReturnType<typeof readWithPolars> | undefined;
+  try {
+    polars = readWithPolars(join(polarsDir, '*.parquet'), readColumns);
+    if (JSON.stringify(polars.types) !== JSON.stringify(readerTypes.polars)) for (const c of ok) out.set(c.index, [`polars reads the types as ${JSON.stringify(polars.types)}`]);
+  } catch {
+    polars = undefined;
+  }
+  for (const c of ok) {
+    const what: string[] = out.get(c.index) ?? [];
+    const expected = duck.get(c.parquetFile)!;
+    try {
+      const arrow = readWithArrowRs(c.bytes!, readColumns);
+      if (JSON.stringify(arrow.types) !== JSON.stringify(readerTypes.arrow)) what.push(`arrow-rs reads the types as ${JSON.stringify(arrow.types)}`);
+      for (const d of readingDifferences(expected, arrow.rows, readColumns)) what.push(`arrow-rs: ${d}`);
+    } catch (e) {
+      what.push(`arrow-rs cannot read the file: ${(e as Error).message}`);
+    }
+    try {
+      const rows = polars ? (polars.files.get(c.parquetFile) ?? []) : (readWithPolars(c.parquetFile, readColumns).files.get(c.parquetFile) ?? []);
+      for (const d of readingDifferences(expected, rows, readColumns)) what.push(`polars: ${d}`);
+    } catch (e) {
+      what.push(`polars cannot read the file: ${(e as Error).message}`);
+    }
+    for (const p of parquetProblems(c.bytes!, { application: PIPELINE_NAME, version: pkg.version })) what.push(`footer: ${p}`);
+    if (what.length) out.set(c.index, what);
+  }
+  return out;
+}
+
 /** The oracle must be able to fail: a value changed after conversion, and a row our side lacks, are both reported. */
 async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
   const good = [
@@ -165,7 +216,7 @@ async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
   ].entries()) {
     const out = memorySink();
     const m = await convertCsvToParquet({ input: once(writeReportCsv(REPORT_HEADER, converted!, { delimiter: ',', encoding: 'UTF-8' })), output: out.sink, report: definitions.get(',')!, encoder: 'inline' });
-    const entry: Converted = { index, csvFile: join(dir, `case-${index}.canary.csv`), parquetFile: join(dir, `case-${index}.canary.parquet`), rowsRead: m.rowsRead, rowsRejected: m.rowsRejected };
+    const entry: Converted = { index, csvFile: join(dir, `case-${index}.canary.csv`), parquetFile: join(dir, `case-${index}.canary.parquet`), rowsRead: m.rowsRead, rowsRejected: m.rowsRejected, bytes: out.bytes() };
     writeFileSync(entry.csvFile, writeReportCsv(REPORT_HEADER, written!, { delimiter: ',', encoding: 'UTF-8' }));
     writeFileSync(entry.parquetFile, out.bytes());
     entries.push(entry);
@@ -173,9 +224,13 @@ async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
   const found = await divergences(db, entries, ',');
   assert.match(found.get(0)?.join('\n') ?? '', /in the CSV \(DuckDB\), not in our Parquet.*-1\.501[\s\S]*in our Parquet, not in the CSV \(DuckDB\).*-1\.500/);
   assert.match(found.get(1)?.join('\n') ?? '', /DuckDB reads 2 record\(s\), we read 1/);
+  // arrow-rs reads the bytes given, DuckDB (and polars) the file on disk: hand arrow-rs case 1's bytes for case 0's file.
+  const readers = await readerDivergences(db, [{ ...entries[0]!, bytes: entries[1]!.bytes! }]);
+  assert.match(readers.get(0)?.join('\n') ?? '', /arrow-rs: 1 rows, expected 2/);
 }
 
 describe('reliability: property test, our converter against DuckDB read_csv', () => {
+  // Five minutes: 2,000 files read by four readers take ~40 s alone, several times that on a shared machine.
   it(`${RUNS} generated reports: the Parquet file holds exactly what DuckDB reads in the raw CSV`, async (t) => {
     const seed = Number(process.env.PROPERTY_SEED ?? Math.floor(Math.random() * 0x7fffffff));
     t.diagnostic(`fast-check seed ${seed} (PROPERTY_SEED=${seed} PROPERTY_RUNS=${RUNS} reproduces this run)`);
@@ -183,7 +238,7 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
     const db = await openDuckDb();
     const failures: string[] = [];
     let rows = 0;
-    const ms = { convert: 0, oracle: 0 };
+    const ms = { convert: 0, oracle: 0, readers: 0 };
     try {
       const cases = fc.sample(reportCase, { seed, numRuns: RUNS }) as Case[];
       for (let from = 0; from < cases.length; from += BATCH) {
@@ -196,7 +251,9 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
           const csv = writeReportCsv(REPORT_HEADER, c.rows, { delimiter: c.delimiter, encoding: 'UTF-8' });
           texts.set(index, csv);
           const out = memorySink();
-          const entry: Converted = { index, csvFile: join(dir, `case-${index}.csv`), parquetFile: join(dir, `case-${index}.parquet`), rowsRead: 0, rowsRejected: 0 };
+          // Each batch's Parquet files in a directory of their own, which polars reads in one scan.
+          const entry: Converted = { index, csvFile: join(dir, `case-${index}.csv`), parquetFile: join(dir, `batch-${from}-${DELIMITER_NAMES[c.delimiter]}`, `case-${index}.parquet`), rowsRead: 0, rowsRejected: 0 };
+          mkdirSync(dirname(entry.parquetFile), { recursive: true });
           try {
             const m = await convertCsvToParquet({ input: once(csv), output: out.sink, report: definitions.get(c.delimiter)!, encoder: 'inline' });
             Object.assign(entry, { rowsRead: m.rowsRead, rowsRejected: m.rowsRejected });
@@ -204,13 +261,20 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
             entry.error = `${(e as Error).name}: ${(e as Error).message}`;
           }
           writeFileSync(entry.csvFile, csv);
-          if (!entry.error) writeFileSync(entry.parquetFile, out.bytes());
+          if (!entry.error) {
+            entry.bytes = out.bytes();
+            writeFileSync(entry.parquetFile, entry.bytes);
+          }
           converted.get(c.delimiter)!.push(entry);
         }
         ms.convert += performance.now() - t0;
         t0 = performance.now();
         for (const [delimiter, batch] of converted) {
-          for (const [index, what] of await divergences(db, batch, delimiter)) {
+          const found = await divergences(db, batch, delimiter);
+          const t1 = performance.now();
+          for (const [index, what] of await readerDivergences(db, batch)) found.set(index, [...(found.get(index) ?? []), ...what]);
+          ms.readers += performance.now() - t1;
+          for (const [index, what] of found) {
             failures.push(`case ${index} (seed ${seed}, delimiter ${JSON.stringify(delimiter)}):\n  ${what.join('\n  ')}\n  CSV: ${JSON.stringify(texts.get(index)!.toString('utf8')).slice(0, 2000)}`);
           }
         }
@@ -219,12 +283,12 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
       }
       await oracleCanSeeDivergence(db, dir);
       counts.propertyRuns += RUNS;
-      t.diagnostic(`${RUNS} reports, ${rows} rows compared; converting ${Math.round(ms.convert)} ms, DuckDB ${Math.round(ms.oracle)} ms`);
+      t.diagnostic(`${RUNS} reports, ${rows} rows compared; converting ${Math.round(ms.convert)} ms, DuckDB ${Math.round(ms.oracle - ms.readers)} ms, arrow-rs + polars + footer checks ${Math.round(ms.readers)} ms`);
       assert.equal(failures.length, 0, `divergence between our converter and DuckDB:\n${failures.slice(0, 5).join('\n')}`);
       assert.ok(rows > RUNS, 'the reports had rows');
     } finally {
       db.close();
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, { timeout: 300_000 });
 });

@@ -145,7 +145,7 @@ describe('reliability: S3 fails while a file is uploaded', () => {
    * While failing, the table key is checked from another client: nothing may be visible. Then the message
    * is delivered again (SQS's retry) without faults, and the day must hold each row once.
    */
-  async function failThenRetry(date: string, csv: Buffer, ids: string[], rules: FaultRule[], expectCommands: string[]) {
+  async function failThenRetry(date: string, csv: Buffer, ids: string[], rules: FaultRule[], expectCommands: string[] | ((commands: string[]) => void)) {
     const w = await getWorld();
     const tableKey = keysOf(date).table;
     const previous = (await objectExists(w.lake.client, buckets.curated, tableKey)) ? await w.read('curated', tableKey) : undefined;
@@ -167,7 +167,8 @@ describe('reliability: S3 fails while a file is uploaded', () => {
     }
     assert.equal(s3.injected, 1, 'the fault struck');
     assert.deepEqual(visibleWhileFailing, [previous !== undefined], 'mid-upload, the table key shows nothing new');
-    assert.deepEqual(s3.commandsFor((k) => k === tableKey), expectCommands);
+    if (typeof expectCommands === 'function') expectCommands(s3.commandsFor((k) => k === tableKey));
+    else assert.deepEqual(s3.commandsFor((k) => k === tableKey), expectCommands);
     const { record, error } = failedParse(run, date);
     assert.equal(error.name, 'InternalError');
     const m = await w.manifest(date);
@@ -208,7 +209,11 @@ describe('reliability: S3 fails while a file is uploaded', () => {
     const date = '2026-02-10';
     const { csv, ids } = largeReport(date);
     const isTable = (k: string) => k === keysOf(date).table;
-    await failThenRetry(date, csv, ids, [{ command: 'UploadPartCommand', key: isTable, nth: 1 }], ['CreateMultipartUploadCommand', 'UploadPartCommand', 'AbortMultipartUploadCommand']);
+    // The 12 MB report is one row group (under the 64 MiB bound), handed to the sink in one write: it may cut
+    // the second part before the first one's failure comes back, so one or two UploadParts precede the abort.
+    await failThenRetry(date, csv, ids, [{ command: 'UploadPartCommand', key: isTable, nth: 1 }], (commands) =>
+      assert.match(commands.join(' '), /^CreateMultipartUploadCommand( UploadPartCommand){1,2} AbortMultipartUploadCommand$/),
+    );
   });
 
   it('the last UploadPart fails over an earlier good table: the earlier file stays whole until the retry replaces it', async () => {
