@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
+import { sourceCommit } from './project.js';
 
 export interface ParseProps extends FunctionSettings {
   /** Its ObjectCreated events under raw/ feed the queue. */
@@ -101,7 +102,12 @@ export class Parse extends Construct {
       ...bundle,
       description: 'paynet-reports: convert a raw report to Parquet in the curated bucket',
       logKey: props.key,
-      environmentVariables: { CURATED_BUCKET: props.curatedBucket.bucketName, PARQUET_ENCODER: parquetEncoderFor(props.memorySize) },
+      environmentVariables: {
+        CURATED_BUCKET: props.curatedBucket.bucketName,
+        PARQUET_ENCODER: parquetEncoderFor(props.memorySize),
+        // created_by's "(build <hash>)" in every Parquet footer (functions/core/build-info.ts).
+        PIPELINE_BUILD_COMMIT: sourceCommit(),
+      },
     });
     const fn = this.function.function;
     grantObjectRead(fn, props.rawBucket, ['raw/']);

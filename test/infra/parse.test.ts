@@ -40,3 +40,21 @@ describe('Parse concurrency', () => {
     assert.throws(() => build(1), /at least 2/);
   });
 });
+
+describe('Parse build commit', () => {
+  // parquet-java parses created_by's "(build <hash>)"; the function learns the hash from its environment.
+  it('hands the parse function the commit it was synthesized from, for created_by', async () => {
+    const { fn } = build();
+    const { execFileSync } = await import('node:child_process');
+    let head = 'unknown'; // a checkout without .git synthesizes "unknown", and so must the function
+    try {
+      head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      // no git here
+    }
+    const env = (fn.Environment as { Variables: Record<string, string> }).Variables;
+    assert.equal(env.PIPELINE_BUILD_COMMIT, head);
+    const { createdBy, buildCommit } = await import('../../functions/core/build-info.js');
+    assert.match(createdBy(buildCommit(env.PIPELINE_BUILD_COMMIT)), /^paynet-reports-pipeline version \d+\.\d+\.\d+ \(build ([0-9a-f]{40}|unknown)\)$/);
+  });
+});

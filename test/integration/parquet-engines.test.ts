@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import transactionsJson from '../../config/reports/transactions.json' with { type: 'json' };
+import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import pkg from '../../package.json' with { type: 'json' };
 import { PIPELINE_NAME } from '../../functions/core/build-info.js';
 import type { ByteSink } from '../../functions/core/byte-sink.js';
@@ -30,6 +30,8 @@ const settlements = parseReportDefinition(
     ...transactionsJson,
     id: 'acquirer_settlements',
     delimiter: ';',
+    // The gateway writes the delimiter the body asks for; a definition must say the same in both places.
+    bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: ';' },
     rejects: { maxShare: 0 },
     columns: [
       { header: 'Batch Ref', name: 'batch_ref', type: 'string' },
