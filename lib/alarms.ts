@@ -63,7 +63,8 @@ export class Alarms extends Construct {
       enforceSSL: true,
     });
     for (const email of props.emails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
-    this.allowCloudWatchAlarms();
+    // Only this stack's alarms (their names all start with the prefix) may publish, not any alarm of the account.
+    this.allowCloudWatchAlarms(`paynet-reports-${props.environment}-`);
     // CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only).
     props.key.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -164,9 +165,9 @@ export class Alarms extends Construct {
   /**
    * An AWS::SNS::TopicPolicy replaces the topic's default policy, whose same-account Allow is what lets
    * CloudWatch publish; CDK writes one for enforceSSL (the TLS deny), so the Allow has to be explicit: only
-   * alarms of this account, in this region (aws:SourceArn), may publish.
+   * this stack's alarms (aws:SourceArn: this account, this region, the alarm-name prefix) may publish.
    */
-  private allowCloudWatchAlarms(): void {
+  private allowCloudWatchAlarms(alarmNamePrefix: string): void {
     const { account, region, partition } = Stack.of(this);
     this.topic.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -176,7 +177,7 @@ export class Alarms extends Construct {
         resources: [this.topic.topicArn],
         conditions: {
           StringEquals: { 'aws:SourceAccount': account },
-          ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+          ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:${alarmNamePrefix}*` },
         },
       }),
     );

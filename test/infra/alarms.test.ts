@@ -85,7 +85,12 @@ describe('Alarms', () => {
     assert.equal(allow[0].Action, 'sns:Publish');
     assert.deepEqual(allow[0].Resource, { Ref: logicalIdOf(stack, alarms.topic) });
     assert.deepEqual(allow[0].Condition.StringEquals, { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } });
-    assert.match(JSON.stringify(allow[0].Condition.ArnLike['aws:SourceArn']), /:cloudwatch:.*:alarm:\*/);
+    assert.match(JSON.stringify(allow[0].Condition.ArnLike['aws:SourceArn']), /:cloudwatch:.*:alarm:paynet-reports-[a-z]+-\*/);
+    // The prefix must cover every alarm of the stack, or that alarm's notifications are refused.
+    const prefix = /:alarm:([^"*]+)\*/.exec(JSON.stringify(allow[0].Condition.ArnLike['aws:SourceArn']))![1]!;
+    const names = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((a) => (a.Properties as Cfn).AlarmName as string);
+    assert.ok(names.length > 0);
+    for (const name of names) assert.ok(name.startsWith(prefix), `${name} outside the topic policy's ${prefix}*`);
     assert.ok(statements.some((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false'));
   });
 
