@@ -119,7 +119,8 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     return { endpointUrl: opts.gatewayUrl, secret: await readSecretFile(opts.secretFile), source: `secret file ${opts.secretFile}` };
   }
   const { startSimulator } = await import('../simulator/index.js');
-  const sim = await startSimulator();
+  // The embedded simulator serves every report of the catalog, as `npm start`'s does.
+  const sim = await startSimulator({ reports: (deps.catalog ?? loadCatalog()).reports });
   return { endpointUrl: sim.url, secret: sim.credentials.hmac, close: () => sim.close(), source: 'the embedded simulator' };
 }
 
@@ -241,7 +242,7 @@ export async function checkReports(opts: CheckOptions, deps: CheckDeps = {}): Pr
     throw new ConfigurationError(`Say which report to check: --report ID or --all (the catalog has ${ids.join(', ') || 'no reports'}).`);
   }
   const reports = opts.all ? catalog.reports : [catalog.get(opts.report ?? ids[0]!)];
-  const target = await resolveTarget(opts, deps);
+  const target = await resolveTarget(opts, { ...deps, catalog });
   try {
     const results: CheckResult[] = [];
     for (const report of reports) results.push(await checkOne(report, target, opts, deps));

@@ -62,6 +62,17 @@ async function againstSimulator(options: SimulatorOptions, secret?: object): Pro
 }
 
 describe('reports check against the simulator', () => {
+  it('with no URL, the embedded simulator answers any report of the catalog, not only the sample', async () => {
+    const shape = JSON.parse(await readFile(new URL('../fixtures/report-shapes/payouts_cp1251.json', import.meta.url), 'utf8')) as { id: string };
+    const own = ReportCatalog.fromSources([{ file: 'payouts_cp1251.json', raw: shape }]);
+    const lines: string[] = [];
+    const code = await runCheckCommand({ report: shape.id, from: '2026-11-20' }, (l) => lines.push(l), { catalog: own });
+    const text = lines.join('\n');
+    assert.equal(code, 0, text);
+    assert.match(text, /Header: +equals the definition's header/);
+    assert.match(text, /Verdict: +OK: this answer would load/);
+  });
+
   it('a plain answer: every line, the header equal, "OK: this answer would load", exit 0', async () => {
     const { sim, file } = await againstSimulator({});
     const r = await check({ gatewayUrl: sim.url, secretFile: file });
