@@ -29,7 +29,7 @@ program
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
   .action(async (opts) => {
-    const { runLocal } = await import('../local/run-local.js');
+    const { runLocal } = await import('../local/cli/run.js');
     await runLocal(opts);
   });
 
@@ -55,7 +55,7 @@ program
   .action(async (opts) => {
     const [{ runStandaloneSimulator, transportFrom }, { parseSampleOptions }] = await Promise.all([
       import('../local/simulator/index.js'),
-      import('../local/run-local.js'),
+      import('../local/cli/run.js'),
     ]);
     await runStandaloneSimulator({
       samples: opts.sample ? parseSampleOptions(opts.sample) : undefined,
@@ -149,7 +149,7 @@ program
   .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
   .option('--list', 'list the views, their columns and how many Parquet files each covers')
   .action(async (sql: string | undefined, opts) => {
-    const { runQueryCommand } = await import('../local/query.js');
+    const { runQueryCommand } = await import('../local/cli/query.js');
     process.exitCode = await runQueryCommand(sql, opts);
   });
 
@@ -170,7 +170,7 @@ program
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')
   .action(async (opts) => {
-    const { runBackfillCommand } = await import('../local/backfill.js');
+    const { runBackfillCommand } = await import('../local/cli/backfill.js');
     const summary = await runBackfillCommand(opts);
     // Windows that did not load (failed, or not tried after a failure that stops the run) make it a failed command.
     if (summary.failed.length || summary.notTried) process.exitCode = 1;

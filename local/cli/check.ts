@@ -14,8 +14,8 @@ import type { ReportDefinition } from '../../functions/core/report-definition.js
 import { signatureMethodOf, type GatewaySecret } from '../../functions/core/secret.js';
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
 import { getGatewaySecret } from '../../functions/aws/secrets.js';
-import { readSecretFile } from '../secret-file.js';
-import { windowsForRun } from './dates.js';
+import { readSecretFile } from '../args/secret-file.js';
+import { windowsForRun } from '../args/windows.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed

@@ -3,8 +3,8 @@ import { renderBody } from '../../functions/core/body-template.js';
 import { describeRequest, type DescribedRequest } from '../../functions/core/gateway-request.js';
 import type { BodySigningRule } from '../../functions/core/oauth.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
-import { readSecretFile } from '../secret-file.js';
-import { windowsForRun } from './dates.js';
+import { readSecretFile } from '../args/secret-file.js';
+import { windowsForRun } from '../args/windows.js';
 
 export interface SignOptions {
   gatewayUrl: string;
