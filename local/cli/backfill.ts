@@ -182,3 +182,9 @@ export async function runBackfillCommand(
   for (const line of summaryLines(summary, report.id)) print(line);
   return summary;
 }
+
+/** The command's exit code: 1 when a window did not load (failed, or not tried after a failure that stops the run). */
+export async function backfillCommand(opts: BackfillCommandOptions): Promise<number> {
+  const summary = await runBackfillCommand(opts);
+  return summary.failed.length || summary.notTried ? 1 : 0;
+}

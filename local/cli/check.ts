@@ -281,6 +281,8 @@ export function formatCheckResult(r: CheckResult, report?: ReportDefinition): st
 
 /** The command: prints each result (or JSON) and returns the exit code: 0 only when every answer would load. */
 export async function runCheckCommand(opts: CheckOptions, print: (line: string) => void = (l) => console.log(l), deps: CheckDeps = {}): Promise<number> {
+  // As in runLocal: the SDK's Node 22 notice would land in the middle of the printed answers.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = deps.catalog ?? loadCatalog();
   const results = await checkReports(opts, { ...deps, catalog });
   if (opts.json) {

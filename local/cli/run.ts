@@ -3,6 +3,7 @@ import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../../functions/core/window.js';
+import { parseSampleOptions } from '../args/option-values.js';
 import { windowsForRun } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
@@ -59,17 +60,6 @@ const show = (path: string) => {
 };
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 const count = (n: number) => n.toLocaleString('en-US');
-
-/** `--sample ID=FILE` values as the simulator's samples option. */
-export function parseSampleOptions(values: readonly string[]): Record<string, string> {
-  const samples: Record<string, string> = {};
-  for (const v of values) {
-    const eq = v.indexOf('=');
-    if (eq < 1 || eq === v.length - 1) throw new ConfigurationError(`--sample ${v}: expected ID=FILE, for example --sample payouts=./payouts-sample.csv`);
-    samples[v.slice(0, eq)] = v.slice(eq + 1);
-  }
-  return samples;
-}
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {

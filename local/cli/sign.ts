@@ -26,3 +26,12 @@ export async function signReportRequest(opts: SignOptions): Promise<DescribedReq
   const secret = await readSecretFile(opts.secretFile);
   return describeRequest({ endpointUrl: opts.gatewayUrl, secret, body: renderBody(report.bodyTemplate, window), bodySigning: opts.bodySigning });
 }
+
+/** The command: the warning on stderr, the header and the curl command on stdout (so they can be piped). */
+export async function runSignCommand(opts: SignOptions): Promise<void> {
+  const described = await signReportRequest(opts);
+  console.error('The lines below hold a signature valid for one request (its nonce) within minutes (its timestamp).');
+  console.log(`Authorization: ${described.authorization}`);
+  console.log('');
+  console.log(described.curl);
+}
