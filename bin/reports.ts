@@ -1,20 +1,16 @@
 #!/usr/bin/env -S npx tsx
 /**
  * `reports`: the command line of the pipeline. `npm start` is `reports run`; `npm run simulator` is
- * `reports simulator`. Commands load their modules lazily so each starts fast.
+ * `reports simulator`. This file only wires commands: their options here, and what each does in
+ * local/cli/<command>.ts, loaded lazily so each starts fast.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { isPipelineError } from '../functions/core/errors.js';
+import { wholeNumber } from '../local/args/option-values.js';
 
 const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();
-
-const wholeNumber = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number');
-  return n;
-};
 
 program
   .command('run', { isDefault: true })
@@ -29,7 +25,7 @@ program
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
   .action(async (opts) => {
-    const { runLocal } = await import('../local/run-local.js');
+    const { runLocal } = await import('../local/cli/run.js');
     await runLocal(opts);
   });
 
@@ -53,21 +49,8 @@ program
   .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
   .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
   .action(async (opts) => {
-    const [{ runStandaloneSimulator, transportFrom }, { parseSampleOptions }] = await Promise.all([
-      import('../local/simulator/index.js'),
-      import('../local/run-local.js'),
-    ]);
-    await runStandaloneSimulator({
-      samples: opts.sample ? parseSampleOptions(opts.sample) : undefined,
-      port: opts.port,
-      pathPrefix: opts.pathPrefix,
-      secretsDir: opts.secretsDir,
-      rowsPerDay: opts.rowsPerDay,
-      fault: opts.fault
-        ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
-        : undefined,
-      transport: transportFrom({ contentType: opts.contentType, compress: opts.compress, chunked: opts.chunked }),
-    });
+    const { runSimulatorCommand } = await import('../local/cli/simulator.js');
+    await runSimulatorCommand(opts);
   });
 
 program
@@ -81,12 +64,8 @@ program
     new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
   )
   .action(async (opts) => {
-    const { signReportRequest } = await import('../local/cli/sign.js');
-    const described = await signReportRequest(opts);
-    console.error('The lines below hold a signature valid for one request (its nonce) within minutes (its timestamp).');
-    console.log(`Authorization: ${described.authorization}`);
-    console.log('');
-    console.log(described.curl);
+    const { runSignCommand } = await import('../local/cli/sign.js');
+    await runSignCommand(opts);
   });
 
 program
@@ -103,7 +82,6 @@ program
     new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
   )
   .action(async (opts) => {
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     const { runCheckCommand } = await import('../local/cli/check.js');
     process.exitCode = await runCheckCommand(opts);
   });
@@ -115,30 +93,16 @@ program
   .option('--delimiter <char>', 'the field delimiter; default: detected from the header line')
   .option('--id <id>', 'the report id (lower snake_case); default: from the file name')
   .action(async (file: string, opts) => {
-    const [{ createReadStream }, { basename, extname }, { inferReportDefinition }, { snakeCase }] = await Promise.all([
-      import('node:fs'),
-      import('node:path'),
-      import('../functions/core/infer-schema.js'),
-      import('../functions/core/athena-names.js'),
-    ]);
-    const { definition, notes } = await inferReportDefinition(createReadStream(file), {
-      encoding: opts.encoding,
-      delimiter: opts.delimiter,
-      id: opts.id ?? snakeCase(basename(file, extname(file))),
-      source: file,
-    });
-    console.log(JSON.stringify(definition, null, 2));
-    for (const note of notes) console.error(`note: ${note}`);
-    console.error('Fill in every "REPLACE_ME" and save it as config/reports/<id>.json: every file there is a report. Then try it: npm start -- --report <id> (docs/add-a-report.md).');
+    const { runInferSchemaCommand } = await import('../local/cli/infer-schema.js');
+    await runInferSchemaCommand(file, opts);
   });
 
 program
   .command('json-schema')
   .description('regenerate config/report-definition.schema.json from the validator (editors complete report files with it)')
   .action(async () => {
-    const { writeReportDefinitionJsonSchema } = await import('../functions/core/report-definition-json-schema.js');
-    await writeReportDefinitionJsonSchema('config/report-definition.schema.json');
-    console.log('Wrote config/report-definition.schema.json');
+    const { runJsonSchemaCommand } = await import('../local/cli/json-schema.js');
+    await runJsonSchemaCommand();
   });
 
 program
@@ -149,7 +113,7 @@ program
   .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
   .option('--list', 'list the views, their columns and how many Parquet files each covers')
   .action(async (sql: string | undefined, opts) => {
-    const { runQueryCommand } = await import('../local/query.js');
+    const { runQueryCommand } = await import('../local/cli/query.js');
     process.exitCode = await runQueryCommand(sql, opts);
   });
 
@@ -170,10 +134,8 @@ program
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')
   .action(async (opts) => {
-    const { runBackfillCommand } = await import('../local/backfill.js');
-    const summary = await runBackfillCommand(opts);
-    // Windows that did not load (failed, or not tried after a failure that stops the run) make it a failed command.
-    if (summary.failed.length || summary.notTried) process.exitCode = 1;
+    const { backfillCommand } = await import('../local/cli/backfill.js');
+    process.exitCode = await backfillCommand(opts);
   });
 
 program

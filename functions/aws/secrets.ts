@@ -4,7 +4,7 @@ import { parseGatewaySecret, type GatewaySecret } from '../core/secret.js';
 
 /**
  * The gateway credentials (DESIGN.md "Secret") from Secrets Manager. Local runs read the same JSON from a
- * --secret-file with local/secret-file.ts (readSecretFile); both end in parseGatewaySecret.
+ * --secret-file with local/args/secret-file.ts (readSecretFile); both end in parseGatewaySecret.
  * Nothing here puts the secret's text into an error: parseGatewaySecret names fields, never values, and
  * Secrets Manager errors carry the secret's name or ARN only.
  */

@@ -14,8 +14,8 @@ import type { ReportDefinition } from '../../functions/core/report-definition.js
 import { signatureMethodOf, type GatewaySecret } from '../../functions/core/secret.js';
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
 import { getGatewaySecret } from '../../functions/aws/secrets.js';
-import { readSecretFile } from '../secret-file.js';
-import { windowsForRun } from './dates.js';
+import { readSecretFile } from '../args/secret-file.js';
+import { windowsForRun } from '../args/windows.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
@@ -282,6 +282,8 @@ export function formatCheckResult(r: CheckResult, report?: ReportDefinition): st
 
 /** The command: prints each result (or JSON) and returns the exit code: 0 only when every answer would load. */
 export async function runCheckCommand(opts: CheckOptions, print: (line: string) => void = (l) => console.log(l), deps: CheckDeps = {}): Promise<number> {
+  // As in runLocal: the SDK's Node 22 notice would land in the middle of the printed answers.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = deps.catalog ?? loadCatalog();
   const results = await checkReports(opts, { ...deps, catalog });
   if (opts.json) {

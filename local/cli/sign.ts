@@ -3,8 +3,8 @@ import { renderBody } from '../../functions/core/body-template.js';
 import { describeRequest, type DescribedRequest } from '../../functions/core/gateway-request.js';
 import type { BodySigningRule } from '../../functions/core/oauth.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
-import { readSecretFile } from '../secret-file.js';
-import { windowsForRun } from './dates.js';
+import { readSecretFile } from '../args/secret-file.js';
+import { windowsForRun } from '../args/windows.js';
 
 export interface SignOptions {
   gatewayUrl: string;
@@ -25,4 +25,13 @@ export async function signReportRequest(opts: SignOptions): Promise<DescribedReq
   const window = opts.from ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window)) : windowsForRun(report)[0]!;
   const secret = await readSecretFile(opts.secretFile);
   return describeRequest({ endpointUrl: opts.gatewayUrl, secret, body: renderBody(report.bodyTemplate, window), bodySigning: opts.bodySigning });
+}
+
+/** The command: the warning on stderr, the header and the curl command on stdout (so they can be piped). */
+export async function runSignCommand(opts: SignOptions): Promise<void> {
+  const described = await signReportRequest(opts);
+  console.error('The lines below hold a signature valid for one request (its nonce) within minutes (its timestamp).');
+  console.log(`Authorization: ${described.authorization}`);
+  console.log('');
+  console.log(described.curl);
 }

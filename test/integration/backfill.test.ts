@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
 import { formatLocalDate } from '../../functions/core/window.js';
-import { runBackfillCommand, type BackfillCommandOptions } from '../../local/backfill.js';
-import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake-query.js';
+import { runBackfillCommand, type BackfillCommandOptions } from '../../local/cli/backfill.js';
+import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake/duckdb.js';
 import { startSimulator } from '../../local/simulator/index.js';
 
 /**

@@ -13,9 +13,9 @@ import { compilePattern, parseDate, parseDecimal, parseTimestamp } from '../../f
 import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
 import { readReportQueries } from '../../lib/catalog.js';
 import { projectPath } from '../../lib/project.js';
-import { QueryFailed } from '../../local/lake-query.js';
-import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline.js';
-import { runLocal } from '../../local/run-local.js';
+import { QueryFailed } from '../../local/lake/duckdb.js';
+import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline/pipeline.js';
+import { runLocal } from '../../local/cli/run.js';
 import { definitionRows } from '../../local/simulator/definition-rows.js';
 import { DEFAULT_HMAC_LOGIN, generateTransactions, writeReportCsv } from '../../local/simulator/index.js';
 import { hasSampleColumns } from '../../local/simulator/transactions.js';

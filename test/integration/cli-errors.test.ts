@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { runBackfillCommand } from '../../local/backfill.js';
+import { runBackfillCommand } from '../../local/cli/backfill.js';
 import { ensureWritableDir } from '../../local/lake/local-lake.js';
-import { runLocal } from '../../local/run-local.js';
-import { runQueryCommand } from '../../local/query.js';
+import { runLocal } from '../../local/cli/run.js';
+import { runQueryCommand } from '../../local/cli/query.js';
 import { runStandaloneSimulator, type StandaloneReady } from '../../local/simulator/index.js';
 
 /** Mistakes a newcomer makes, each caught before any work with one line that names the flag or field. */

@@ -15,7 +15,7 @@ import { headerLine } from '../../functions/core/gateway-answer.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
-import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline.js';
+import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline/pipeline.js';
 
 /**
  * The whole local chain (fetch -> raw object on s3rver -> parse -> Parquet -> DuckDB) against a gateway

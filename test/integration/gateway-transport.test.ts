@@ -19,7 +19,7 @@ import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../..
 import { describeRequest, validateGatewayUrl } from '../../functions/core/gateway-request.js';
 import type { GatewaySecret } from '../../functions/core/secret.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
-import { runLocal } from '../../local/run-local.js';
+import { runLocal } from '../../local/cli/run.js';
 import { parseStandaloneArgs, startSimulator, type Simulator, type TransportOptions } from '../../local/simulator/index.js';
 
 /**

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
-import { isWholeParquet } from '../../local/interrupt.js';
-import { runBackfillCommand } from '../../local/backfill.js';
-import { LOCAL_ENVIRONMENT } from '../../local/lake-query.js';
+import { isWholeParquet } from '../../local/pipeline/interrupt.js';
+import { runBackfillCommand } from '../../local/cli/backfill.js';
+import { LOCAL_ENVIRONMENT } from '../../local/lake/duckdb.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 
 /**

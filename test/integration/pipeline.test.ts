@@ -14,13 +14,13 @@ import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/c
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
 import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake } from '../../local/lake/local-lake.js';
-import { startLocalPipeline, type LocalPipeline, type LocalPipelineOptions } from '../../local/pipeline.js';
-import { runLocal } from '../../local/run-local.js';
+import { startLocalPipeline, type LocalPipeline, type LocalPipelineOptions } from '../../local/pipeline/pipeline.js';
+import { runLocal } from '../../local/cli/run.js';
 import { generateTransactions, HARD_CASE_COUNT } from '../../local/simulator/index.js';
 
 /**
  * The whole chain on a real S3 protocol (s3rver on loopback) with the simulator as the gateway, through
- * local/pipeline.ts: fetch -> raw object -> ObjectCreated -> SQS-shaped message -> parse -> Parquet ->
+ * local/pipeline/pipeline.ts: fetch -> raw object -> ObjectCreated -> SQS-shaped message -> parse -> Parquet ->
  * DuckDB view. The oracle is the simulator's own generateTransactions for the same login and window.
  */
 

@@ -10,9 +10,9 @@ import { parse } from 'csv-parse/sync';
 import { loadCatalog } from '../../config/reports/index.js';
 import { bucketNames } from '../../config/naming.js';
 import { parseWindowSize, windowAt } from '../../functions/core/window.js';
-import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake-query.js';
-import { startLocalPipeline, type WindowOutcome } from '../../local/pipeline.js';
-import { runQueryCommand, type QueryOutput } from '../../local/query.js';
+import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake/duckdb.js';
+import { startLocalPipeline, type WindowOutcome } from '../../local/pipeline/pipeline.js';
+import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
 
 /**
  * `reports query` over a lake the real local pipeline filled (simulator -> fetch -> s3rver -> parse ->

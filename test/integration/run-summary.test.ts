@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadCatalog } from '../../config/reports/index.js';
 import { formatLocalDate, wallClockIn } from '../../functions/core/window.js';
-import { runLocal, savedQueriesFor } from '../../local/run-local.js';
+import { runLocal, savedQueriesFor } from '../../local/cli/run.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 
 /** `npm start` says what happened to every window asked, and runs saved queries only when there is something to query. */

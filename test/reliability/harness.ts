@@ -20,7 +20,7 @@ import { handler as parseHandler } from '../../functions/parse-report/handler.js
 import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { sqsEventOf } from '../../local/lake/sqs-message.js';
-import { openLakeDatabase } from '../../local/lake-query.js';
+import { openLakeDatabase } from '../../local/lake/duckdb.js';
 import {
   DEFAULT_HMAC_CONTROL_KEY,
   REPORT_HEADER,

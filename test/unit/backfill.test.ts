@@ -6,7 +6,7 @@ import { InvokeCommand, LambdaClient, ResourceNotFoundException } from '@aws-sdk
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuthenticationRefused, ConfigurationError, GatewayUnavailable, SchemaDrift } from '../../functions/core/errors.js';
 import { formatLocalDate, formatLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
-import { lambdaWindowRunner } from '../../local/backfill-lambda.js';
+import { lambdaWindowRunner } from '../../local/pipeline/backfill-lambda.js';
 import {
   backfillWindows,
   mapWithConcurrency,
@@ -15,7 +15,7 @@ import {
   windowLine,
   windowName,
   type WindowReport,
-} from '../../local/backfill-runner.js';
+} from '../../local/pipeline/backfill-runner.js';
 
 const daily = { id: 'transactions', window: 'P1D' };
 const day = (w: ReportWindow) => formatLocalDate(w.start);

@@ -7,9 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { manifestKey, tableKey } from '../../functions/core/s3-keys.js';
 import { parseWindowSize, windowAt, windowsBetween, type ReportWindow } from '../../functions/core/window.js';
-import { interruptedLines, type WindowReport } from '../../local/backfill-runner.js';
-import { refuseIncompleteWindows } from '../../local/incomplete-window.js';
-import { isWholeParquet, removePartialTables } from '../../local/interrupt.js';
+import { interruptedLines, type WindowReport } from '../../local/pipeline/backfill-runner.js';
+import { refuseIncompleteWindows } from '../../local/pipeline/incomplete-window.js';
+import { isWholeParquet, removePartialTables } from '../../local/pipeline/interrupt.js';
 import { openDuckDb } from '../helpers/duckdb.js';
 
 const P1D = parseWindowSize('P1D');

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { manifestKey, tableKey } from '../functions/core/s3-keys.js';
-import type { ReportWindow } from '../functions/core/window.js';
+import { manifestKey, tableKey } from '../../functions/core/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/window.js';
 
 /**
  * Ctrl-C during `run` or `backfill`. The first SIGINT (or SIGTERM) runs `stop` (restore the terminal,

@@ -1,12 +1,12 @@
-import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../functions/core/errors.js';
-import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../../functions/core/errors.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import {
   formatLocalDateTime,
   parseLocalDateTime,
   parseWindowSize,
   windowsBetween,
   type ReportWindow,
-} from '../functions/core/window.js';
+} from '../../functions/core/window.js';
 
 /**
  * The scheduling of `reports backfill`, with no I/O of its own: which windows, how many at once, what

@@ -1,19 +1,20 @@
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { loadCatalog } from '../config/reports/index.js';
-import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../functions/core/errors.js';
-import { validateGatewayUrl } from '../functions/core/gateway-request.js';
-import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../functions/core/window.js';
-import { windowsForRun } from './cli/dates.js';
-import { refuseIncompleteWindows } from './incomplete-window.js';
-import { onInterrupt } from './interrupt.js';
-import { ensureWritableDir } from './lake/local-lake.js';
-import { QueryFailed } from './lake-query.js';
-import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from './pipeline.js';
-import { formatTable } from './result-table.js';
-import { readSecretFile } from './secret-file.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
+import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../../functions/core/window.js';
+import { parseSampleOptions } from '../args/option-values.js';
+import { windowsForRun } from '../args/windows.js';
+import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
+import { onInterrupt } from '../pipeline/interrupt.js';
+import { ensureWritableDir } from '../lake/local-lake.js';
+import { QueryFailed } from '../lake/duckdb.js';
+import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
+import { formatTable } from '../lake/result-table.js';
+import { readSecretFile } from '../args/secret-file.js';
 
 /**
- * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline.ts),
+ * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline/pipeline.ts),
  * then the report's saved queries (queries/<report>/*.sql, published by the stack as Athena named queries) on
  * DuckDB over the curated Parquet, and a summary of every window asked. Exits non-zero when a window or a
  * query failed, 130 on Ctrl-C.
@@ -60,21 +61,10 @@ const show = (path: string) => {
 const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 const count = (n: number) => n.toLocaleString('en-US');
 
-/** `--sample ID=FILE` values as the simulator's samples option. */
-export function parseSampleOptions(values: readonly string[]): Record<string, string> {
-  const samples: Record<string, string> = {};
-  for (const v of values) {
-    const eq = v.indexOf('=');
-    if (eq < 1 || eq === v.length - 1) throw new ConfigurationError(`--sample ${v}: expected ID=FILE, for example --sample payouts=./payouts-sample.csv`);
-    samples[v.slice(0, eq)] = v.slice(eq + 1);
-  }
-  return samples;
-}
-
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
   // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
-  const { readReportQueries, queriesRoot } = await import('../lib/catalog.js');
+  const { readReportQueries, queriesRoot } = await import('../../lib/catalog.js');
   const dir = join(queriesRoot(), reportId);
   return readReportQueries(reportId).map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
 }

@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ColumnKind, ReportDefinition } from '../functions/core/report-definition.js';
-import { tablePrefix } from '../functions/core/s3-keys.js';
-import { duckdbType, duckdbViewSql, PARTITION_KEYS } from '../functions/core/table-schema.js';
+import type { ColumnKind, ReportDefinition } from '../../functions/core/report-definition.js';
+import { tablePrefix } from '../../functions/core/s3-keys.js';
+import { duckdbType, duckdbViewSql, PARTITION_KEYS } from '../../functions/core/table-schema.js';
 
 /**
  * The local stand-in for the Glue tables: one DuckDB view per report over the Parquet files the local

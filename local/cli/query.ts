@@ -1,9 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { ConfigurationError } from '../functions/core/errors.js';
-import { openLakeDatabase, QueryFailed } from './lake-query.js';
-import { streamJsonLines, streamTable } from './result-table.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { openLakeDatabase, QueryFailed } from '../lake/duckdb.js';
+import { streamJsonLines, streamTable } from '../lake/result-table.js';
 
 /**
  * `reports query` (`npm run query -- "SQL"`): SQL over the local lake, one view per report, printed as

@@ -1,11 +1,11 @@
 import { relative, resolve } from 'node:path';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { loadCatalog } from '../config/reports/index.js';
-import { ConfigurationError } from '../functions/core/errors.js';
-import { validateGatewayUrl } from '../functions/core/gateway-request.js';
-import type { ReportWindow } from '../functions/core/window.js';
-import { lambdaWindowRunner } from './backfill-lambda.js';
-import { startProgress, type BackfillProgress } from './backfill-progress.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
+import type { ReportWindow } from '../../functions/core/window.js';
+import { lambdaWindowRunner } from '../pipeline/backfill-lambda.js';
+import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import {
   backfillWindows,
   interruptedLines,
@@ -15,19 +15,19 @@ import {
   type BackfillSummary,
   type WindowReport,
   type WindowResult,
-} from './backfill-runner.js';
-import { loadedReason } from './backfill-skip.js';
-import { refuseIncompleteWindows } from './incomplete-window.js';
-import { onInterrupt } from './interrupt.js';
-import { ensureWritableDir } from './lake/local-lake.js';
-import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from './pipeline.js';
-import { readSecretFile } from './secret-file.js';
+} from '../pipeline/backfill-runner.js';
+import { loadedReason } from '../pipeline/backfill-skip.js';
+import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
+import { onInterrupt } from '../pipeline/interrupt.js';
+import { ensureWritableDir } from '../lake/local-lake.js';
+import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
+import { readSecretFile } from '../args/secret-file.js';
 
 /**
  * `reports backfill`: every window of [--from, --to) through the pipeline, a few at a time, with progress
- * and a closing summary. Locally through the embedded pipeline (local/pipeline.ts, the `run` flags); with
- * --deployed by invoking the deployed fetch function (backfill-lambda.ts). The scheduling itself is
- * backfill-runner.ts.
+ * and a closing summary. Locally through the embedded pipeline (local/pipeline/pipeline.ts, the `run` flags); with
+ * --deployed by invoking the deployed fetch function (local/pipeline/backfill-lambda.ts). The scheduling itself is
+ * local/pipeline/backfill-runner.ts.
  *
  * Safe to re-run: every key is a pure function of (report, window), so a window run again overwrites its
  * objects. Locally a window whose manifest says it loaded is skipped unless --force; deployed, nothing is
@@ -181,4 +181,10 @@ export async function runBackfillCommand(
   }
   for (const line of summaryLines(summary, report.id)) print(line);
   return summary;
+}
+
+/** The command's exit code: 1 when a window did not load (failed, or not tried after a failure that stops the run). */
+export async function backfillCommand(opts: BackfillCommandOptions): Promise<number> {
+  const summary = await runBackfillCommand(opts);
+  return summary.failed.length || summary.notTried ? 1 : 0;
 }

@@ -1,8 +1,8 @@
-import type { LakeQueryHead, LakeQueryResult, LakeQueryStream } from './lake-query.js';
+import type { LakeQueryHead, LakeQueryResult, LakeQueryStream } from './duckdb.js';
 
 /**
  * Query results for the terminal (`npm run query`, the saved queries of `npm start`): an aligned text
- * table, or JSON lines for scripts. Values are DuckDB's exact JSON forms (lake-query.ts): decimals and
+ * table, or JSON lines for scripts. Values are DuckDB's exact JSON forms (duckdb.ts): decimals and
  * 64-bit integers stay strings, so nothing is rounded on the way to the screen.
  */
 

@@ -1,6 +1,6 @@
 import { Logger, LogLevel } from '@aws-lambda-powertools/logger';
-import { serviceName } from '../functions/aws/powertools.js';
-import { redactingReplacer } from '../functions/aws/redact.js';
+import { serviceName } from '../../functions/aws/powertools.js';
+import { redactingReplacer } from '../../functions/aws/redact.js';
 
 /**
  * The handlers' logger for local runs: the same Powertools JSON lines with the same redaction, but silent

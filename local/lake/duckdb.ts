@@ -1,12 +1,12 @@
 import type { DuckDBResult, Json } from '@duckdb/node-api';
-import { loadCatalog } from '../config/reports/index.js';
-import { bucketNames } from '../config/naming.js';
-import type { ReportDefinition } from '../functions/core/report-definition.js';
-import { createLakeViews, type LakeView } from './lake-views.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { bucketNames } from '../../config/naming.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { createLakeViews, type LakeView } from './duckdb-views.js';
 
 /**
  * DuckDB as the local Athena: an in-memory database whose views read the local lake's curated Parquet
- * (lake-views.ts). `npm run query` and the saved queries of `npm start` both go through here.
+ * (duckdb-views.ts). `npm run query` and the saved queries of `npm start` both go through here.
  */
 
 /** The environment name of local runs: its buckets are `paynet-reports-local-raw` and `-curated`. */

@@ -4,28 +4,28 @@ import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
-import { bucketNames, type BucketNames } from '../config/naming.js';
-import { loadCatalog } from '../config/reports/index.js';
-import { ConfigurationError, isPipelineError, type ErrorCode } from '../functions/core/errors.js';
-import type { ReportCatalog } from '../functions/core/report-catalog.js';
-import type { ReportDefinition } from '../functions/core/report-definition.js';
-import { decodeS3EventKey, PREFIX, rawKey } from '../functions/core/s3-keys.js';
-import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../functions/core/secret.js';
-import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../functions/core/window.js';
-import { redactText } from '../functions/aws/redact.js';
-import { createS3Client } from '../functions/aws/s3-client.js';
-import { fetchWindows, type FetchRunDeps } from '../functions/fetch-report/fetch-windows.js';
-import type { FetchedWindow, GatewayTuning } from '../functions/fetch-report/fetch-window.js';
-import type { LoadManifest } from '../functions/parse-report/load-manifest.js';
-import type { ParseDeps, ParseResult } from '../functions/parse-report/parse-object.js';
-import { handleParseBatch } from '../functions/parse-report/sqs-batch.js';
-import { ensureBuckets, mirrorTables } from './lake/external-store.js';
-import { startLocalLake, type LocalLake } from './lake/local-lake.js';
-import { objectCreatedRecord, sqsEventOf } from './lake/sqs-message.js';
-import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from './lake-query.js';
+import { bucketNames, type BucketNames } from '../../config/naming.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
+import type { ReportCatalog } from '../../functions/core/report-catalog.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/s3-keys.js';
+import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/secret.js';
+import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/window.js';
+import { redactText } from '../../functions/aws/redact.js';
+import { createS3Client } from '../../functions/aws/s3-client.js';
+import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
+import type { FetchedWindow, GatewayTuning } from '../../functions/fetch-report/fetch-window.js';
+import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
+import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
+import { ensureBuckets, mirrorTables } from '../lake/external-store.js';
+import { startLocalLake, type LocalLake } from '../lake/local-lake.js';
+import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
+import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
 import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from './simulator/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../simulator/index.js';
 
 /**
  * The whole pipeline on this machine, chained as AWS chains it, through the handlers' own code:
@@ -34,7 +34,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from './simulat
  *   -> ObjectCreated event -> an SQS-shaped message -> handleParseBatch (the parse function's logic)
  *   -> Parquet, rejects and manifest in the curated bucket -> DuckDB views over the files on disk.
  *
- * `npm start` (run-local.ts) and `reports backfill` run windows through this. Differences from AWS:
+ * `npm start` (local/cli/run.ts) and `reports backfill` run windows through this. Differences from AWS:
  * no SQS retries or dead-letter queue (a failed parse is reported in the window's outcome at once), no
  * object versions (s3rver has none), and no metrics (the handlers' logs stay silent unless
  * POWERTOOLS_LOG_LEVEL is set).

@@ -1,0 +1,37 @@
+import type { FaultMode } from '../simulator/faults.js';
+import { runStandaloneSimulator, transportFrom } from '../simulator/index.js';
+import { parseSampleOptions } from '../args/option-values.js';
+
+/**
+ * `reports simulator` (`npm run simulator`): the gateway simulator on 127.0.0.1 until Ctrl-C, from the
+ * command's flags. The simulator itself is local/simulator/.
+ */
+
+export interface SimulatorCommandOptions {
+  port?: number;
+  pathPrefix?: string;
+  secretsDir?: string;
+  rowsPerDay?: number;
+  fault?: FaultMode;
+  times?: number;
+  delayMs?: number;
+  retryAfter?: number;
+  contentType?: string;
+  compress?: string;
+  chunked?: boolean;
+  sample?: string[];
+}
+
+export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promise<void> {
+  await runStandaloneSimulator({
+    samples: opts.sample ? parseSampleOptions(opts.sample) : undefined,
+    port: opts.port,
+    pathPrefix: opts.pathPrefix,
+    secretsDir: opts.secretsDir,
+    rowsPerDay: opts.rowsPerDay,
+    fault: opts.fault
+      ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
+      : undefined,
+    transport: transportFrom({ contentType: opts.contentType, compress: opts.compress, chunked: opts.chunked }),
+  });
+}
