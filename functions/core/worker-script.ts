@@ -32,7 +32,7 @@ function compiledScript(url: URL): URL {
   const known = compiled.get(url.href);
   if (known) return known;
   const source = fileURLToPath(url);
-  const require = createRequire(source);
+  const require = createRequire(import.meta.url);
   // A computed name: bundlers must not pull esbuild into a Lambda bundle (which never compiles anything).
   const esbuildName = 'esbuild';
   const { buildSync } = require(esbuildName) as typeof import('esbuild');
@@ -48,7 +48,7 @@ function compiledScript(url: URL): URL {
     logLevel: 'silent',
   });
   const code = out.outputFiles[0]!.contents;
-  // Beside the project's packages, so the script's imports of them resolve as the source's did.
+  // Beside the project's packages, so the script's imports of them resolve as the project's sources' do.
   const modules = dirname(dirname(require.resolve(`${esbuildName}/package.json`)));
   const dir = join(modules, '.cache', 'paynet-reports-pipeline', 'workers');
   const file = join(dir, `${basename(source, '.ts')}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
