@@ -97,11 +97,12 @@ async function rebuild() {
   const partial = `${currentFile}.${process.pid}`;
   writeFileSync(partial, JSON.stringify(current));
   renameSync(partial, currentFile);
-  // Earlier builds, once an hour has passed (a run started before this one may still be loading from one).
+  // Earlier builds, once a day old: a command started from one (a simulator left running) may still load a
+  // lazy chunk from it.
   for (const old of readdirSync(cacheDir)) {
     if (!old.startsWith('build-') || old === dir) continue;
     const at = Number(old.split('-')[1]);
-    if (at < builtAt - 3_600_000) rmSync(join(cacheDir, old), { recursive: true, force: true });
+    if (at < builtAt - 86_400_000) rmSync(join(cacheDir, old), { recursive: true, force: true });
   }
   return current;
 }
