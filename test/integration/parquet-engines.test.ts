@@ -30,6 +30,8 @@ const settlements = parseReportDefinition(
     ...transactionsJson,
     id: 'acquirer_settlements',
     delimiter: ';',
+    // The body asks the gateway for the delimiter the report is read with (the catalog's rule since issue 12).
+    bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: ';' },
     rejects: { maxShare: 0 },
     columns: [
       { header: 'Batch Ref', name: 'batch_ref', type: 'string' },
