@@ -8,6 +8,7 @@ import type { ChildResult } from './children/measure.js';
 import { DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../functions/core/csv-to-parquet.js';
 import { footerProblems } from '../test/helpers/parquet-checks.js';
 import { readParquetFooter, type ParquetFooter } from '../test/helpers/parquet-footer.js';
+import { catalogDefine } from '../lib/bundling.js';
 import { ensureCsv } from './generate-data.js';
 
 /**
@@ -48,6 +49,9 @@ async function bundle(): Promise<void> {
     format: 'esm',
     target: 'node20',
     external: ['@duckdb/*'],
+    // The report catalog carried in the bundle, as the Lambda bundle carries it: bench/data/dist/ has no
+    // config/reports/ beside it to read.
+    define: catalogDefine(),
     // some dependencies are CommonJS and call require(): give the ESM bundle one
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',

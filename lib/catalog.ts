@@ -1,5 +1,3 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import * as athena from 'aws-cdk-lib/aws-athena';
 import * as glue from 'aws-cdk-lib/aws-glue';
@@ -8,7 +6,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
-import { projectPath } from './pipeline-function.js';
+import { readReportQueries } from './saved-queries.js';
 
 export interface CatalogProps {
   readonly environment: string;
@@ -34,47 +32,7 @@ const DT_FORMAT = 'yyyy-MM-dd';
 export const databaseName = (environment: string): string => `paynet_reports_${environment.replace(/-/g, '_')}`;
 export const workGroupName = (environment: string): string => `paynet-reports-${environment}`;
 
-export interface NamedQuerySource {
-  readonly name: string;
-  readonly description: string;
-  readonly sql: string;
-}
-
-/**
- * Another root of saved queries instead of queries/ (the test suite points it at test/fixtures/queries/,
- * as it points PAYNET_REPORTS_DIR at its fixture definitions).
- */
-export const QUERIES_DIR_VARIABLE = 'PAYNET_QUERIES_DIR';
-
-/** Where saved queries live: queries/<report>/*.sql under this folder. */
-export const queriesRoot = (): string => process.env[QUERIES_DIR_VARIABLE] || projectPath('queries');
-
-/**
- * A report's saved queries: queries/<report>/*.sql, run on its table by `npm start` and published as Athena
- * named queries. A report may have none (no folder). A folder whose report is not in the catalog is not
- * published: the queries would name a table that does not exist.
- */
-export function readReportQueries(reportId: string, root: string = queriesRoot()): NamedQuerySource[] {
-  const dir = join(root, reportId);
-  return existsSync(dir) ? readNamedQueries(dir) : [];
-}
-
-/** Reads DIR/*.sql: the name is the file name, the description its leading `--` comment lines. */
-export function readNamedQueries(dir: string): NamedQuerySource[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.sql'))
-    .sort()
-    .map((file) => {
-      const sql = readFileSync(join(dir, file), 'utf8').trim();
-      const comment = sql
-        .split('\n')
-        .filter((l) => l.startsWith('--'))
-        .map((l) => l.replace(/^--\s?/, ''))
-        .join(' ');
-      const description = (comment || basename(file, '.sql')).slice(0, 1024);
-      return { name: basename(file, '.sql'), description, sql };
-    });
-}
+export { QUERIES_DIR_VARIABLE, queriesRoot, readNamedQueries, readReportQueries, type NamedQuerySource } from './saved-queries.js';
 
 /**
  * The query side: a Glue database with one Parquet table per report over curated/tables/<report>/,

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
 import type { FromWorker, ToWorker } from './parquet-worker.js';
 import type { RowBatch } from './row-group-buffer.js';
+import { startWorkerScript } from './worker-script.js';
 
 /**
  * Where Parquet encoding runs.
@@ -184,18 +185,12 @@ class WorkerEncoder implements EncoderHandle {
   }
 }
 
-/**
- * Starts the worker. Under tsx the worker thread does not inherit tsx's loader hooks (Node 20), so a
- * .ts worker is started through a two-line bootstrap that registers them first.
- */
+/** Starts the worker (from TypeScript sources, compiled first: worker-script.ts). */
 function spawn(url: URL, settings: EncoderSettings): Worker {
   // A smaller young generation than V8's default for the encoder's isolate: its garbage is short-lived
   // column arrays, and on the benchmark this took ~25 MB off peak RSS (260 -> 235 MB at 1M rows) for
   // ~0.5 s more CPU on the worker, which waits for the parser anyway. Old-generation garbage is
   // collected after every row group (parquet-encoder.ts).
   const resourceLimits = { maxYoungGenerationSizeMb: 24 };
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData: settings, resourceLimits });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData: settings, resourceLimits });
+  return startWorkerScript(url, { workerData: settings, resourceLimits });
 }

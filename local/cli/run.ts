@@ -63,8 +63,8 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
-  // Loaded late: it is the CDK construct module (with the file reader the stack uses), not needed before here.
-  const { readReportQueries, queriesRoot } = await import('../../lib/catalog.js');
+  // The file reader the stack uses (lib/catalog.ts publishes the same files), loaded when first needed.
+  const { readReportQueries, queriesRoot } = await import('../../lib/saved-queries.js');
   const dir = join(queriesRoot(), reportId);
   return readReportQueries(reportId).map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
 }

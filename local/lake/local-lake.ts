@@ -3,12 +3,13 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
 import type { BucketNames } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
+import { startWorkerScript } from '../../functions/core/worker-script.js';
 import type { FromLakeWorker, LakeWorkerData, ToLakeWorker } from './lake-worker.js';
 import { toS3EventRecord } from './s3-event.js';
 
@@ -190,18 +191,12 @@ export async function startLocalLake(options: LocalLakeOptions): Promise<LocalLa
   };
 }
 
-/**
- * Under tsx the worker thread does not inherit tsx's loader hooks (Node 20): a .ts worker starts through a
- * bootstrap that registers them first (as functions/core/encoder-thread.ts does).
- */
+/** Starts the server's thread (from TypeScript sources, compiled first: worker-script.ts). */
 function startWorker(url: URL, workerData: LakeWorkerData): Worker {
   // The server's garbage is short-lived (request chunks on their way to disk): a small young generation is
   // collected more often at no measurable CPU cost, and keeps ~40 MB less resident during a 130 MiB upload.
   const resourceLimits = { maxYoungGenerationSizeMb: 2 };
-  if (!url.pathname.endsWith('.ts')) return new Worker(url, { workerData, resourceLimits });
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(url.href)}); })`;
-  return new Worker(bootstrap, { eval: true, workerData, resourceLimits });
+  return startWorkerScript(url, { workerData, resourceLimits });
 }
 
 /** lake-worker.{js,mjs,ts} beside this module: .ts when run from source (tsx), .js/.mjs when built. */

@@ -25,7 +25,7 @@ import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
 import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
 import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
-import { startSimulator, type Simulator, type SimulatorOptions } from '../simulator/index.js';
+import type { Simulator, SimulatorOptions } from '../simulator/index.js';
 
 /**
  * The whole pipeline on this machine, chained as AWS chains it, through the handlers' own code:
@@ -152,7 +152,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     let secret = options.secret;
     let endpointUrl = options.gatewayUrl;
     if (!endpointUrl) {
-      // The simulator serves every report of the catalog, so any definition runs out of the box.
+      // The simulator serves every report of the catalog, so any definition runs out of the box. Loaded only
+      // here: with a real gateway its modules (the PDF writer among them) would cost ~20 MB and ~0.5 s for nothing.
+      const { startSimulator } = await import('../simulator/index.js');
       const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
       simulator = sim;
       closers.push(() => sim.close());

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+/**
+ * Starts a worker thread from its script. A built script (.js/.mjs, the Lambda bundles) starts as is. A
+ * TypeScript source (`npm start`, tests, under tsx) is first compiled to one JavaScript module with esbuild
+ * (the compiler tsx itself runs), its packages left as imports, into node_modules/.cache: the worker then
+ * runs plain JavaScript.
+ *
+ * Why not register tsx in the worker, as before: on Node 20 each registration of loader hooks starts a
+ * hooks thread of its own, with its own V8 isolate, and every import of the worker (hyparquet-writer,
+ * s3rver and their dependencies) is resolved through it. Measured per worker: ~21 MB more resident, and
+ * the CPU of loading tsx and resolving through it, for a thread that runs one small module graph.
+ */
+
+/** Compiled scripts of this process, by source URL: a worker started per report compiles once. */
+const compiled = new Map<string, URL>();
+
+export function startWorkerScript(url: URL, options: WorkerOptions): Worker {
+  if (!url.pathname.endsWith('.ts')) return new Worker(url, options);
+  const script = compiledScript(url);
+  // Stack traces from the worker point into the TypeScript sources (the script carries its source map).
+  const bootstrap = `process.setSourceMapsEnabled(true); import(${JSON.stringify(script.href)});`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
+
+function compiledScript(url: URL): URL {
+  const known = compiled.get(url.href);
+  if (known) return known;
+  const source = fileURLToPath(url);
+  const require = createRequire(import.meta.url);
+  // A computed name: bundlers must not pull esbuild into a Lambda bundle (which never compiles anything).
+  const esbuildName = 'esbuild';
+  const { buildSync } = require(esbuildName) as typeof import('esbuild');
+  const out = buildSync({
+    entryPoints: [source],
+    bundle: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'inline',
+    write: false,
+    logLevel: 'silent',
+  });
+  const code = out.outputFiles[0]!.contents;
+  // Beside the project's packages, so the script's imports of them resolve as the project's sources' do.
+  const modules = dirname(dirname(require.resolve(`${esbuildName}/package.json`)));
+  const dir = join(modules, '.cache', 'paynet-reports-pipeline', 'workers');
+  const file = join(dir, `${basename(source, '.ts')}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    // Written aside and renamed: another process starting the same worker never reads a half-written script.
+    const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(partial, code);
+    renameSync(partial, file);
+  }
+  const script = pathToFileURL(file);
+  compiled.set(url.href, script);
+  return script;
+}

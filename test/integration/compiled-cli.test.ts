@@ -1,0 +1,54 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { bucketNames } from '../../config/naming.js';
+
+/**
+ * `npm start` runs bin/reports.mjs: the command compiled by esbuild into node_modules/.cache, run by plain
+ * node. It must behave as `node --import tsx bin/reports.ts` does (the other tests run that).
+ */
+const run = (args: string[]) => promisify(execFile)(process.execPath, ['bin/reports.mjs', ...args], { maxBuffer: 16 * 1024 * 1024 });
+const currentFile = join('node_modules', '.cache', 'paynet-reports-pipeline', 'cli', 'current.json');
+const current = () => JSON.parse(readFileSync(currentFile, 'utf8')) as { dir: string; builtAt: number; inputs: string[] };
+
+describe('bin/reports.mjs (npm start)', () => {
+  let lake: string;
+  before(async () => {
+    lake = await mkdtemp(join(tmpdir(), 'compiled-cli-'));
+  });
+  after(async () => rm(lake, { recursive: true, force: true }));
+
+  it('runs the whole pipeline: a window loaded by the encoder thread, and the saved queries', async () => {
+    const { stdout } = await run(['run', '--report', 'transactions', '--from', '2025-11-20', '--to', '2025-11-21', '--lake', lake]);
+    assert.match(stdout, /Done: 1 window\(s\) asked: 1 loaded, 0 failed/);
+    assert.match(stdout, /Saved queries of "transactions"/);
+    // Paths each module derives from its own import.meta.url still point at the sources: the encoder found
+    // parquet-worker.ts beside encoder-thread.ts (else it would have run inline).
+    const manifests = join(lake, bucketNames('local').curated, 'manifests');
+    const files = readdirSync(manifests, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json._S3rver_object'));
+    assert.equal(files.length, 1);
+    const manifest = JSON.parse(readFileSync(join(manifests, files[0]!), 'utf8')) as { outcome: string; conversion?: { encoder: string } };
+    assert.equal(manifest.outcome, 'loaded');
+    assert.equal(manifest.conversion?.encoder, 'worker');
+  });
+
+  it('compiles again when a source is newer than the build, and not otherwise', async () => {
+    await run(['--help']);
+    const built = current();
+    assert.ok(built.inputs.some((f) => f.endsWith(join('local', 'pipeline.ts'))), 'the build lists the sources it came from');
+    await run(['--help']);
+    assert.equal(current().dir, built.dir, 'nothing changed: the same build is used');
+    // As if every source had been edited after the build.
+    writeFileSync(currentFile, JSON.stringify({ ...built, builtAt: 0 }));
+    const { stdout } = await run(['--help']);
+    assert.match(stdout, /Usage: reports/);
+    assert.notEqual(current().dir, built.dir);
+    assert.ok(current().builtAt > built.builtAt);
+  });
+});
