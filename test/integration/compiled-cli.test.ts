@@ -41,7 +41,7 @@ describe('bin/reports.mjs (npm start)', () => {
   it('compiles again when a source is newer than the build, and not otherwise', async () => {
     await run(['--help']);
     const built = current();
-    assert.ok(built.inputs.some((f) => f.endsWith(join('local', 'pipeline.ts'))), 'the build lists the sources it came from');
+    assert.ok(built.inputs.some((f) => f.endsWith(join('local', 'pipeline', 'pipeline.ts'))), 'the build lists the sources it came from');
     await run(['--help']);
     assert.equal(current().dir, built.dir, 'nothing changed: the same build is used');
     // As if every source had been edited after the build.
