@@ -12,10 +12,14 @@ const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();
 
+/** `sign` and `check` sign alike: the body-signing rule is one option (functions/core/oauth.ts BodySigningRule). */
+const bodySigningOption = () =>
+  new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded');
+
 program
   .command('run', { isDefault: true })
   .description('run the whole pipeline for some windows: the embedded simulator unless --gateway-url is given')
-  .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
   .option('--from <date>', 'first window start, inclusive (YYYY-MM-DD in the report time zone); default: yesterday')
   .option('--to <date>', 'end, exclusive (YYYY-MM-DD); default: the start of the current window')
   .option('--gateway-url <url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) instead of the simulator')
@@ -58,11 +62,9 @@ program
   .description('print the Authorization header and a ready curl command for one report request (to reproduce a call with support)')
   .requiredOption('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine)')
   .requiredOption('--secret-file <file>', 'the gateway secret JSON')
-  .option('--report <id>', 'report definition id', 'transactions')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
   .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
-  .addOption(
-    new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
-  )
+  .addOption(bodySigningOption())
   .action(async (opts) => {
     const { runSignCommand } = await import('../local/cli/sign.js');
     await runSignCommand(opts);
@@ -78,9 +80,7 @@ program
   .option('--secret-file <file>', 'the gateway secret JSON')
   .option('--environment <name>', 'endpoint from config/environments/<name>.json, credentials from its Secrets Manager secret (your AWS credentials)')
   .option('--json', 'print the results as JSON')
-  .addOption(
-    new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded'),
-  )
+  .addOption(bodySigningOption())
   .action(async (opts) => {
     const { runCheckCommand } = await import('../local/cli/check.js');
     process.exitCode = await runCheckCommand(opts);
@@ -120,7 +120,7 @@ program
 program
   .command('backfill')
   .description('load every window of a date range, locally (the embedded pipeline) or by invoking the deployed fetch function; safe to re-run')
-  .option('--report <id>', 'report definition id (config/reports/)', 'transactions')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
   .option('--concurrency <n>', 'windows in flight at once: the most requests the gateway sees from the backfill', wholeNumber, 2)

@@ -70,4 +70,14 @@ export class ReportCatalog {
   ids(): string[] {
     return [...this.byId.keys()];
   }
+
+  /**
+   * The report a command works on: `id` when given, else the catalog's only report. With several and none
+   * named, the user says which (a default of one particular id would break as soon as that file is removed).
+   */
+  chosen(id: string | undefined, alternatives = '--report ID'): ReportDefinition {
+    if (id !== undefined) return this.get(id);
+    if (this.reports.length === 1) return this.reports[0]!;
+    throw new ConfigurationError(`Say which report: ${alternatives} (the catalog has ${this.ids().join(', ') || 'no reports'}).`);
+  }
 }

@@ -35,7 +35,8 @@ import { readSecretFile } from '../args/secret-file.js';
  */
 
 export interface BackfillCommandOptions {
-  report: string;
+  /** Default: the catalog's only report. */
+  report?: string;
   from: string;
   to: string;
   /** Windows in flight at once (default 2: the fetch function's reserved concurrency). */
@@ -109,7 +110,7 @@ export async function runBackfillCommand(
   checkFlags(opts);
   // As in runLocal: the SDK's Node 22 notice would land in the middle of the progress output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const report = loadCatalog().get(opts.report);
+  const report = loadCatalog().chosen(opts.report);
   const windows = backfillWindows(report, opts.from, opts.to);
   refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
   if (!opts.deployed) await ensureWritableDir(opts.lake);

@@ -237,11 +237,7 @@ async function checkOne(report: ReportDefinition, target: Target, opts: CheckOpt
 export async function checkReports(opts: CheckOptions, deps: CheckDeps = {}): Promise<CheckResult[]> {
   const catalog = deps.catalog ?? loadCatalog();
   if (opts.all && opts.report) throw new ConfigurationError('--report and --all exclude each other.');
-  const ids = catalog.ids();
-  if (!opts.all && !opts.report && ids.length !== 1) {
-    throw new ConfigurationError(`Say which report to check: --report ID or --all (the catalog has ${ids.join(', ') || 'no reports'}).`);
-  }
-  const reports = opts.all ? catalog.reports : [catalog.get(opts.report ?? ids[0]!)];
+  const reports = opts.all ? catalog.reports : [catalog.chosen(opts.report, '--report ID or --all')];
   const target = await resolveTarget(opts, { ...deps, catalog });
   try {
     const results: CheckResult[] = [];

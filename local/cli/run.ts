@@ -21,7 +21,8 @@ import { readSecretFile } from '../args/secret-file.js';
  */
 
 export interface RunLocalOptions {
-  report: string;
+  /** Default: the catalog's only report. */
+  report?: string;
   /** First window start, inclusive; default: the last complete window. */
   from?: string;
   /** End, exclusive. */
@@ -87,7 +88,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   // project supports Node 20 (package.json engines), and Lambda runs Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
-  const report = catalog.get(opts.report);
+  const report = catalog.chosen(opts.report);
   const windows = windowsForRun(report, opts.from, opts.to);
   if (windows.length === 0) {
     throw new ConfigurationError(

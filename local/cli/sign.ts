@@ -9,7 +9,8 @@ import { windowsForRun } from '../args/windows.js';
 export interface SignOptions {
   gatewayUrl: string;
   secretFile: string;
-  report: string;
+  /** Default: the catalog's only report. */
+  report?: string;
   /** Window start; default: the last complete window, as a scheduled run would fetch. */
   from?: string;
   bodySigning?: BodySigningRule;
@@ -21,7 +22,7 @@ export interface SignOptions {
  * nonce, valid for minutes): printed to stdout for the user, never logged.
  */
 export async function signReportRequest(opts: SignOptions): Promise<DescribedRequest> {
-  const report = loadCatalog().get(opts.report);
+  const report = loadCatalog().chosen(opts.report);
   const window = opts.from ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window)) : windowsForRun(report)[0]!;
   const secret = await readSecretFile(opts.secretFile);
   return describeRequest({ endpointUrl: opts.gatewayUrl, secret, body: renderBody(report.bodyTemplate, window), bodySigning: opts.bodySigning });

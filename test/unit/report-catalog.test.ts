@@ -94,3 +94,19 @@ describe('the report catalog: every *.json of the folder is a report', () => {
     assert.throws(() => parseDefinitionText('', 'x.json'), /x\.json:1:1: not valid JSON: value expected/);
   });
 });
+
+describe('the report a command works on when --report is not given', () => {
+  const [source] = readReportSources();
+  const base = (source as { raw: { id: string } }).raw;
+  it('is the only report of the catalog, whatever its id; with several the user names one', () => {
+    const one = ReportCatalog.fromSources([{ file: 'payouts.json', raw: { ...base, id: 'payouts' } }]);
+    assert.equal(one.chosen(undefined).id, 'payouts');
+    const two = ReportCatalog.fromSources([
+      { file: 'payouts.json', raw: { ...base, id: 'payouts' } },
+      { file: 'refunds.json', raw: { ...base, id: 'refunds' } },
+    ]);
+    assert.equal(two.chosen('refunds').id, 'refunds');
+    assert.throws(() => two.chosen(undefined), (e: unknown) => e instanceof ConfigurationError && /Say which report: --report ID \(the catalog has payouts, refunds\)/.test(e.message));
+    assert.throws(() => two.chosen('transactions'), /There is no report "transactions"/);
+  });
+});
