@@ -6,6 +6,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { scheduleExpressionProblems } from '../functions/core/schedule-expression.js';
 import type { Credentials } from './credentials.js';
 import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
@@ -35,9 +36,9 @@ export interface FetchProps extends FunctionSettings {
 
 /** Fails the synthesis, naming the report, on what EventBridge Scheduler would only refuse at deploy time. */
 function assertSchedulable(report: ScheduledReport): void {
-  if (!/^cron\(\S+( \S+){5}\)$/.test(report.cron)) {
-    throw new Error(`Report "${report.id}": schedule.cron "${report.cron}" is not an EventBridge Scheduler cron(min hour day month weekday year).`);
-  }
+  // The same rule the definition is loaded with (cron or rate), so what loads also synthesizes.
+  const problems = scheduleExpressionProblems(report.cron);
+  if (problems.length) throw new Error(`Report "${report.id}": schedule.cron "${report.cron}": ${problems.join('; ')}`);
   try {
     new Intl.DateTimeFormat('en', { timeZone: report.timeZone });
   } catch {

@@ -296,7 +296,9 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
     complete &&
     head.length <= REFUSAL_MAX_BYTES &&
     !looksLikeReport &&
-    NOT_AUTHORISED.test(utf8(head))
+    // A body whose first line reads as a record is judged by that line only: a short report's data rows may
+    // hold a decline reason such as "Card not authorized", and must not turn it into a refused login.
+    NOT_AUTHORISED.test(csv?.isRecord ? csv.line : utf8(head))
   ) {
     throw new AuthenticationRefused(caller.login, caller.signatureMethod, firstPart(head, caller.redact));
   }

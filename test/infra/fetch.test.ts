@@ -47,6 +47,12 @@ describe('Fetch', () => {
   it('refuses, naming the report, a cron or time zone the scheduler would refuse at deploy time', () => {
     assert.throws(() => build([{ id: 'x', cron: '15 3 * * ? *', timeZone: 'UTC' }]), /Report "x": schedule\.cron/);
     assert.throws(() => build([{ id: 'y', cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Atlantis' }]), /Report "y": schedule\.timeZone/);
+    assert.throws(() => build([{ id: 'z', cron: 'cron(15 25 * * ? *)', timeZone: 'UTC' }]), /Report "z": schedule\.cron .*25 is outside 0-23/);
+  });
+
+  it('synthesizes every expression a definition may load with: rate() as well as cron()', () => {
+    const template = build([{ id: 'r', cron: 'rate(6 hours)', timeZone: 'UTC' }]);
+    template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(6 hours)' });
   });
 
   it('says how to synthesize while a handler is missing', () => {

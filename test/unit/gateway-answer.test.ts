@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
+import { stringify } from 'csv-stringify/sync';
 import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/errors.js';
 import {
   classifyAnswer,
@@ -63,6 +64,19 @@ describe('classifyAnswer: a report by its bytes', () => {
     const c = classifyAnswer(answer(body, 'text/plain'), caller, expectation(HEADER));
     assert.equal(c.kind, 'csv');
     assert.equal(c.headerMatches, false);
+  });
+
+  it('a short report with a drifted, unquoted header and a decline reason in its rows is a report, not a refused login', () => {
+    // Written by csv-stringify, which quotes only where RFC 4180 needs it (our headerLine quotes every field).
+    const reasons = ['Card not authorized', 'Operation not allowed for this card', 'Unauthorized 3-D Secure'];
+    for (const reason of reasons) {
+      const body = stringify([['Merchant_Name', 'Transaction_id', 'Amount', 'Status', 'Reason'], ['Shop', '1', '10.00', 'DECLINED', reason]], { record_delimiter: '\r\n' });
+      const c = classifyAnswer(answer(body, 'text/csv'), caller, expectation(['Merchant_Name', 'Transaction_id', 'Amount', 'Status']));
+      assert.equal(c.kind, 'csv', reason);
+      assert.equal(c.headerMatches, false);
+    }
+    // The same words on the first line are still a refusal.
+    assert.throws(() => classifyAnswer(answer('Sorry, you are not authorized, contact support', 'text/plain'), caller, expectation(HEADER)), AuthenticationRefused);
   });
 
   it('accepts unquoted headers, a UTF-8 BOM, a semicolon report and a windows-1251 header', () => {
