@@ -10,6 +10,12 @@ const ENVIRONMENT = /^[a-z][a-z0-9-]{0,19}$/;
 
 export const NAME_PREFIX = 'paynet-reports';
 
+/** The CloudFormation stack of an environment (the CDK app names it; `reports status` reads it). */
+export const stackName = (environment: string): string => `PaynetReports-${environment}`;
+
+/** What a created secret holds until the user puts the credentials (`reports status` recognises it). */
+export const PLACEHOLDER_SECRET = { login: 'REPLACE_ME', controlKey: 'REPLACE_ME' } as const;
+
 export interface BucketNames {
   /** Raw reports as the gateway sent them: `raw/...` (versioned in AWS). */
   raw: string;

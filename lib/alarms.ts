@@ -8,6 +8,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { NAME_PREFIX } from '../config/naming.js';
 import { parseWindowSize } from '../functions/core/window.js';
 import { fetchOutcomeMetric, MetricName, reportMetric } from './metrics.js';
 
@@ -63,8 +64,9 @@ export class Alarms extends Construct {
       enforceSSL: true,
     });
     for (const email of props.emails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    const prefix = `${NAME_PREFIX}-${props.environment}`;
     // Only this stack's alarms (their names all start with the prefix) may publish, not any alarm of the account.
-    this.allowCloudWatchAlarms(`paynet-reports-${props.environment}-`);
+    this.allowCloudWatchAlarms(`${prefix}-`);
     // CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only).
     props.key.addToResourcePolicy(
       new iam.PolicyStatement({
@@ -83,7 +85,6 @@ export class Alarms extends Construct {
       alarm.addOkAction(action);
       this.alarms.push(alarm);
     };
-    const prefix = `paynet-reports-${props.environment}`;
 
     for (const [name, fn] of [
       ['fetch', props.fetchFunction],

@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions, Metafile } from 'esbuild';
 import { ReportCatalog } from '../functions/core/report-catalog.js';
-import { BUNDLED_FLAG_CONSTANT, BUNDLED_SOURCES_CONSTANT, readReportSources } from '../config/reports/index.js';
+import { BUNDLED_FLAG_CONSTANT, BUNDLED_SOURCES_CONSTANT, readReportSources, reportsDir } from '../config/reports/index.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
 /**
@@ -88,11 +88,19 @@ export const BUNDLE_SETTINGS = {
  * the bundle holds object literals: no file to read at cold start, no JSON text to parse.
  */
 export function catalogDefine(): Record<string, string> {
-  const sources = readReportSources();
-  // Validated as a whole, as at cold start: a bundle never carries a catalog that would not load.
-  ReportCatalog.fromSources(sources);
-  return { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources), [BUNDLED_FLAG_CONSTANT]: 'true' };
+  // Read and validated once per folder and process: a synth bundles two functions per environment.
+  const dir = reportsDir();
+  let define = catalogDefines.get(dir);
+  if (!define) {
+    const sources = readReportSources(dir);
+    // Validated as a whole, as at cold start: a bundle never carries a catalog that would not load.
+    ReportCatalog.fromSources(sources);
+    define = { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources), [BUNDLED_FLAG_CONSTANT]: 'true' };
+    catalogDefines.set(dir, define);
+  }
+  return define;
 }
+const catalogDefines = new Map<string, Record<string, string>>();
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 

@@ -21,7 +21,8 @@ export interface CredentialsProps {
  * until they do. CloudFormation only writes it when the template value changes, so once the stack is
  * deployed never edit this text: an update would overwrite the real credentials.
  */
-export const PLACEHOLDER_SECRET = { login: 'REPLACE_ME', controlKey: 'REPLACE_ME' } as const;
+export { PLACEHOLDER_SECRET } from '../config/naming.js';
+import { PLACEHOLDER_SECRET } from '../config/naming.js';
 
 const describeSecret = (environment: string) =>
   `Gateway credentials of paynet-reports ${environment}. Replace the placeholder with one of: ` +

@@ -13,6 +13,12 @@ export const projectPath = (relative: string): string => fileURLToPath(new URL(`
 export function sourceCommit(): string {
   const given = process.env.PIPELINE_BUILD_COMMIT?.trim();
   if (given && /^[0-9a-f]{7,40}$/i.test(given)) return given.toLowerCase();
+  return (gitHead ??= readGitHead());
+}
+
+/** Asked once per process: every environment's parse function of one synth has the same commit. */
+let gitHead: string | undefined;
+function readGitHead(): string {
   try {
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return /^[0-9a-f]{40}$/.test(head) ? head : 'unknown';

@@ -21,7 +21,8 @@ export interface ReportsPipelineStackProps extends StackProps {
   readonly entries?: { readonly fetch?: string; readonly parse?: string };
 }
 
-export const stackName = (environment: string): string => `PaynetReports-${environment}`;
+export { stackName } from '../config/naming.js';
+import { stackName } from '../config/naming.js';
 
 /** One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard. */
 export class ReportsPipelineStack extends Stack {

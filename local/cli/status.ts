@@ -5,7 +5,9 @@ import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { PREFIX } from '../../functions/core/s3-keys.js';
 import { parseWindowSize } from '../../functions/core/window.js';
 
 /**
@@ -51,11 +53,10 @@ export interface StatusInput {
   queryTimeoutMs?: number;
 }
 
-/** The same text the stack writes as the created secret's value (lib/credentials.ts PLACEHOLDER_SECRET). */
-const PLACEHOLDER = 'REPLACE_ME';
+/** The text the stack writes into every field of a created secret. */
+const PLACEHOLDER = PLACEHOLDER_SECRET.login;
 const DOCS = 'docs/deploy.md';
 
-const stackNameOf = (environment: string) => `PaynetReports-${environment}`;
 const errorName = (e: unknown) => (e instanceof Error ? e.name : 'Error');
 const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 const unknown = (item: string, e: unknown, need: string): StatusItem => ({
@@ -72,7 +73,7 @@ function formatAge(ms: number): string {
 }
 
 async function stackOutputs(input: StatusInput): Promise<{ items: StatusItem[]; outputs?: Record<string, string> }> {
-  const name = stackNameOf(input.environment);
+  const name = stackName(input.environment);
   let stack;
   try {
     stack = (await input.clients.cloudFormation.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0];
@@ -194,7 +195,7 @@ async function newestManifest(input: StatusInput, bucket: string, reportId: stri
   let last: string | undefined;
   let token: string | undefined;
   do {
-    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `manifests/${reportId}/`, ContinuationToken: token }));
+    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${PREFIX.manifests}${reportId}/`, ContinuationToken: token }));
     for (const o of page.Contents ?? []) if (o.Key && (!last || o.Key > last)) last = o.Key;
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
@@ -307,9 +308,10 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const counts = await Promise.all(
     input.reports.map((r, i) => {
       const newest = loads[i]!.newest;
-      return newest && newest.outcome === 'loaded'
-        ? countRows(input, outputs, r.id, newest.dt)
-        : Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
+      if (newest?.outcome === 'loaded') return countRows(input, outputs, r.id, newest.dt);
+      // A PDF report is kept raw and has no table: nothing to count is its normal state.
+      if (newest?.outcome === 'not-parsed') return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
+      return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
     }),
   );
   return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts];

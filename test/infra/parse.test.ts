@@ -44,7 +44,6 @@ describe('Parse concurrency', () => {
 describe('Parse build commit', () => {
   // parquet-java parses created_by's "(build <hash>)"; the function learns the hash from its environment.
   it('hands the parse function the commit it was synthesized from, for created_by', async () => {
-    const { fn } = build();
     const { execFileSync } = await import('node:child_process');
     let head = 'unknown'; // a checkout without .git synthesizes "unknown", and so must the function
     try {
@@ -52,8 +51,19 @@ describe('Parse build commit', () => {
     } catch {
       // no git here
     }
-    const env = (fn.Environment as { Variables: Record<string, string> }).Variables;
-    assert.equal(env.PIPELINE_BUILD_COMMIT, head);
+    const given = process.env.PIPELINE_BUILD_COMMIT;
+    delete process.env.PIPELINE_BUILD_COMMIT;
+    let env: Record<string, string>;
+    try {
+      env = (build().fn.Environment as { Variables: Record<string, string> }).Variables;
+      assert.equal(env.PIPELINE_BUILD_COMMIT, head);
+      // A synth from an export (no .git) is told the commit: that value wins.
+      process.env.PIPELINE_BUILD_COMMIT = 'ABCDEF1234567';
+      assert.equal((build().fn.Environment as { Variables: Record<string, string> }).Variables.PIPELINE_BUILD_COMMIT, 'abcdef1234567');
+    } finally {
+      if (given === undefined) delete process.env.PIPELINE_BUILD_COMMIT;
+      else process.env.PIPELINE_BUILD_COMMIT = given;
+    }
     const { createdBy, buildCommit } = await import('../../functions/core/build-info.js');
     assert.match(createdBy(buildCommit(env.PIPELINE_BUILD_COMMIT)), /^paynet-reports-pipeline version \d+\.\d+\.\d+ \(build ([0-9a-f]{40}|unknown)\)$/);
   });

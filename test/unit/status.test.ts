@@ -8,6 +8,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
+import { PLACEHOLDER_SECRET } from '../../config/naming.js';
 import { collectStatus, formatStatus, type StatusInput, type StatusItem } from '../../local/cli/status.js';
 
 /**
@@ -166,7 +167,7 @@ describe('reports status', () => {
 
   it('says what to do right after a first deploy: placeholder, unconfirmed e-mails, schedules off, nothing loaded', async () => {
     healthy();
-    mocks.secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ login: 'REPLACE_ME', controlKey: 'REPLACE_ME' }) });
+    mocks.secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify(PLACEHOLDER_SECRET) }); // what the stack itself writes (lib/credentials.ts)
     mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({
       Subscriptions: [
         { Endpoint: 'ops@merchant.test', SubscriptionArn: 'PendingConfirmation' },
@@ -215,6 +216,17 @@ describe('reports status', () => {
     assert.deepEqual(byItem(items, 'rows daily_sales'), { item: 'rows daily_sales', verdict: 'TODO', detail: 'the count for dt=2026-11-20 failed: TABLE_NOT_FOUND' });
     assert.equal(byItem(items, 'rows hourly').verdict, 'TODO', 'no count of a window that did not load');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1);
+  });
+
+  it('a PDF report (kept raw, no table) is OK with nothing to count, and no count query is run for it', async () => {
+    healthy();
+    mocks.s3
+      .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
+      .resolves({ Body: manifestBody({ outcome: 'not-parsed', finishedAt: '2026-11-21T05:30:00Z' }) });
+    const items = await collectStatus(input());
+    assert.equal(byItem(items, 'newest load hourly').verdict, 'OK');
+    assert.deepEqual(byItem(items, 'rows hourly'), { item: 'rows hourly', verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
+    assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1, 'only the CSV report is counted');
   });
 
   it('goes on with the other checks when one is not permitted', async () => {
