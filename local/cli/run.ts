@@ -126,10 +126,14 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(label).join(', ')}: nothing partial is left to query.`);
     const rest = windows.slice(outcomes.length);
     if (rest.length) {
+      // Every flag that shaped the run, so the resumed windows load the same way (a --sample run must not resume on
+      // generated rows); a value with spaces or quotes is quoted for the shell.
+      const arg = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
       const flags = [`--report ${report.id}`, `--from ${label(rest[0]!)}`, `--to ${daily ? formatLocalDate(rest.at(-1)!.end) : formatLocalDateTime(rest.at(-1)!.end)}`];
-      if (opts.gatewayUrl) flags.push(`--gateway-url ${opts.gatewayUrl}`, `--secret-file ${opts.secretFile}`);
-      if (opts.s3Endpoint) flags.push(`--s3-endpoint ${opts.s3Endpoint}`);
-      if (resolve(opts.lake) !== resolve('.lake')) flags.push(`--lake ${show(opts.lake)}`);
+      if (opts.gatewayUrl) flags.push(`--gateway-url ${arg(opts.gatewayUrl)}`, `--secret-file ${arg(opts.secretFile ?? '')}`);
+      if (opts.s3Endpoint) flags.push(`--s3-endpoint ${arg(opts.s3Endpoint)}`);
+      if (resolve(opts.lake) !== resolve('.lake')) flags.push(`--lake ${arg(show(opts.lake))}`);
+      for (const sample of opts.sample ?? []) flags.push(`--sample ${arg(sample)}`);
       if (opts.allowIncomplete) flags.push('--allow-incomplete');
       print(`Re-run to resume where it stopped (a re-run overwrites, never duplicates): npm start -- ${flags.join(' ')}`);
     }
