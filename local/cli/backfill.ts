@@ -1,4 +1,4 @@
-import { relative, resolve } from 'node:path';
+import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
@@ -65,12 +65,6 @@ export interface BackfillCommandOptions {
 const INVOKE_MAX_ATTEMPTS = 6;
 
 /** A path as the user would type it: relative below the working directory, absolute elsewhere. */
-const show = (path: string) => {
-  const rel = relative(process.cwd(), path);
-  return rel === '' ? '.' : rel.startsWith('..') ? resolve(path) : rel;
-};
-const count = (n: number) => n.toLocaleString('en-US');
-const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 
 /** One local window's outcome as the runner's result: typed failures keep their code; the stage says which step. */
 export function localResult(outcome: WindowOutcome): WindowResult {

@@ -1,4 +1,5 @@
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
@@ -55,12 +56,6 @@ export interface RunSummary {
 }
 
 /** A path as the user would type it: relative below the working directory, absolute elsewhere. */
-const show = (path: string) => {
-  const rel = relative(process.cwd(), path);
-  return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? resolve(path) : rel;
-};
-const kib = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
-const count = (n: number) => n.toLocaleString('en-US');
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
