@@ -218,7 +218,8 @@ export const headerEquals = (fields: readonly string[], header: readonly string[
 export type Sniffed = 'pdf' | 'markup' | 'json' | 'csv-like' | 'unknown';
 
 /** The first bytes' shape, before any CSV reading: PDF, markup (HTML, XML), JSON, or something else. */
-export function sniff(head: Buffer, complete = true, expect?: ReportExpectation): Sniffed {
+/** What the first bytes are by their shape alone; undefined when only reading them as CSV can tell. */
+function shapeOf(head: Buffer, complete: boolean): Exclude<Sniffed, 'csv-like'> | undefined {
   const start = meaningfulStart(head);
   if (startsWith(start, '%PDF-')) return 'pdf';
   if (startsWith(start, '<')) return 'markup';
@@ -232,7 +233,11 @@ export function sniff(head: Buffer, complete = true, expect?: ReportExpectation)
       // A header such as [id],[name] is CSV.
     }
   }
-  return readCsvHead(head, complete, expect).isRecord ? 'csv-like' : 'unknown';
+  return undefined;
+}
+
+export function sniff(head: Buffer, complete = true, expect?: ReportExpectation): Sniffed {
+  return shapeOf(head, complete) ?? (readCsvHead(head, complete, expect).isRecord ? 'csv-like' : 'unknown');
 }
 
 export interface AnswerHead {
@@ -281,8 +286,11 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
   const unexpected = (reason: string) =>
     new UnexpectedAnswer(status, contentType, quoteStart(head, caller.redact), reason, expectedStart);
 
-  const sniffed = sniff(head, complete, expect);
-  const csv = sniffed === 'csv-like' ? readCsvHead(head, complete, expect) : undefined;
+  // The head is decoded and read as CSV once, only when its shape does not already say what it is.
+  const shape = shapeOf(head, complete);
+  const probe = shape === undefined ? readCsvHead(head, complete, expect) : undefined;
+  const sniffed: Sniffed = shape ?? (probe!.isRecord ? 'csv-like' : 'unknown');
+  const csv = sniffed === 'csv-like' ? probe : undefined;
   const matches = csv ? headerEquals(csv.fields, expect?.header) : false;
 
   // 200 is the documented channel; 401 and 403 say the same thing with the status a gateway might use one day.
@@ -319,13 +327,12 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
     case 'csv-like':
       return { kind: 'csv', firstLine: csv!.line, ...(expect ? { headerMatches: matches } : {}) };
     case 'unknown': {
-      const probe = readCsvHead(head, complete, expect);
       const d = expect ? `"${escapeControls(expect.delimiter)}"` : 'a usual delimiter';
       const encodingHint = head.includes(0)
         ? `; NUL bytes usually mean another encoding than the definition's ${expect?.encoding ?? 'UTF-8'} (UTF-16?)`
         : '';
       return fail(
-        unexpected(`neither a PDF nor a CSV report: read in ${expect?.encoding ?? 'UTF-8'} with ${d}, ${probe.problem ?? 'its first line is not a CSV record'}${encodingHint}`),
+        unexpected(`neither a PDF nor a CSV report: read in ${expect?.encoding ?? 'UTF-8'} with ${d}, ${probe?.problem ?? 'its first line is not a CSV record'}${encodingHint}`),
       );
     }
   }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { codingLabel, decodeBody, isDecodable, parseContentEncoding, type ContentCoding } from './content-coding.js';
+import { codingLabel, decodeBody, DECODABLE_CODINGS, isDecodable, parseContentEncoding, type ContentCoding } from './content-coding.js';
 import { ConfigurationError, EndpointUnreachable, GatewayUnavailable, UnexpectedAnswer } from './errors.js';
 import {
   classifyAnswer,
@@ -106,8 +106,6 @@ export interface GatewayReport {
   contentCoding: string;
   /** Bytes received on the wire so far (before decoding); final once `body` ended. */
   wireBytes: () => number;
-  /** From the request to the response headers. */
-  timeToFirstByteMs: number;
   /** CSV: the first line as received (at most 200 characters). */
   firstLine?: string;
   /** CSV with `expect`: whether the first line is exactly the definition's header. */
@@ -364,7 +362,7 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
             contentType,
             quoteStart(Buffer.alloc(0)),
             `an answer in the content coding "${quoteStart(Buffer.from(unknown), redact)}", which this client cannot decode ` +
-              '(it asks for gzip, deflate or br and decodes those whether asked or not)',
+              `(it asks for ${DECODABLE_CODINGS.join(', ')} and decodes those whether asked or not)`,
           ),
         );
         return;
@@ -423,7 +421,6 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
               attempts: attempt,
               contentCoding,
               wireBytes: decoded.wireBytes,
-              timeToFirstByteMs,
               ...(firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
               ...(headerMatches !== undefined ? { headerMatches } : {}),
             });

@@ -1,3 +1,4 @@
+import { DECODABLE_CODINGS } from './content-coding.js';
 import { ConfigurationError, InsecureEndpoint } from './errors.js';
 import { signRequest, unixSeconds, type BodySigningRule } from './oauth.js';
 import type { GatewaySecret } from './secret.js';
@@ -15,7 +16,7 @@ export const ACCEPT =
  * The content codings asked for: a large CSV shrinks 5 to 10 times on the wire. The client decodes
  * whatever coding comes (gateway-client.ts), asked or not: a server may compress unasked (RFC 9110 §12.5.3).
  */
-export const ACCEPT_ENCODING = 'gzip, deflate, br';
+export const ACCEPT_ENCODING = DECODABLE_CODINGS.join(', ');
 
 /** 127.0.0.0/8, ::1 (and 127/8 written as an IPv4-mapped IPv6 address), localhost. */
 export function isLoopbackHost(hostname: string): boolean {

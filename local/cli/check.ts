@@ -209,8 +209,9 @@ async function checkOne(report: ReportDefinition, target: Target, opts: CheckOpt
     }
     result.records = records;
     const expected = report.columns.map((c) => c.header);
-    result.headerMatches = header !== undefined && diffHeader(expected, header).length === 0;
-    if (!result.headerMatches) result.headerDiff = diffHeader(expected, header ?? []);
+    const diff = diffHeader(expected, header ?? []);
+    result.headerMatches = header !== undefined && diff.length === 0;
+    if (!result.headerMatches) result.headerDiff = diff;
     if (report.format === 'PDF') {
       result.verdict = 'NOT OK: the definition says PDF but the gateway sent CSV: check reportFormat in the definition\'s bodyTemplate';
     } else if (!result.headerMatches) {
