@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
+import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
+import { csvParseOptions } from '../../functions/core/csv-records.js';
 import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/errors.js';
 import {
   classifyAnswer,
@@ -144,6 +146,22 @@ describe('classifyAnswer: what is not a report', () => {
 });
 
 describe('readFirstRecord and Content-Encoding', () => {
+  it('reads the first record exactly as csv-parse (the parse step\'s reader) does, for any fields csv-stringify writes', () => {
+    const field = fc.string({ unit: fc.constantFrom('a', 'Я', ' ', '"', ',', ';', '|', '\t', '\r', '\n', '€', '1') });
+    fc.assert(
+      fc.property(fc.constantFrom(',', ';', '|', '\t'), fc.array(fc.array(field, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 3 }), (delimiter, rows) => {
+        const width = rows[0]!.length;
+        const table = rows.map((r) => Array.from({ length: width }, (_, i) => r[i] ?? ''));
+        const text = stringify(table, { delimiter, record_delimiter: '\r\n' });
+        const [expected] = parse(text, { ...csvParseOptions(delimiter), skip_empty_lines: false }) as string[][];
+        const got = readFirstRecord(text, delimiter);
+        assert.ok(got.ok, text);
+        assert.deepEqual(got.ok && got.fields, expected);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
   it('reads RFC 4180 records and refuses what is not one', () => {
     assert.deepEqual(readFirstRecord('"a ""b""",c\r\nx', ','), { ok: true, fields: ['a "b"', 'c'], quoted: [true, false], ended: true, line: '"a ""b""",c' });
     assert.equal(readFirstRecord('a"b,c\n', ',').ok, false);
