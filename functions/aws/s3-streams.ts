@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { GetObjectCommand, HeadObjectCommand, NoSuchKey, PutObjectCommand, PutObjectTaggingCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, NoSuchKey, PutObjectCommand, PutObjectTaggingCommand, S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 
 export { MultipartSink, type MultipartSinkOptions } from './multipart-sink.js';
@@ -170,20 +170,6 @@ export async function openObjectStream(input: {
     if (e instanceof NoSuchKey || (e instanceof S3ServiceException && (e.name === 'NoSuchVersion' || e.name === 'NoSuchKey'))) {
       throw new ObjectNotFound(input.bucket, input.key, input.versionId, { cause: e });
     }
-    throw e;
-  }
-}
-
-/**
- * The version id of the object now current at `key` (undefined on an unversioned store, or when the key
- * is gone). A HeadObject: the same s3:GetObject permission as reading it.
- */
-export async function currentVersionId(input: { client: S3Client; bucket: string; key: string }): Promise<string | undefined> {
-  try {
-    const out = await input.client.send(new HeadObjectCommand({ Bucket: input.bucket, Key: input.key }));
-    return out.VersionId;
-  } catch (e) {
-    if (e instanceof S3ServiceException && (e.name === 'NotFound' || e.name === 'NoSuchKey')) return undefined;
     throw e;
   }
 }

@@ -11,7 +11,7 @@ import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type Local
 import { recordLoad, recordLoadCompleted } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
-import { currentVersionId, ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
 import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
 import { rawObjectState } from './raw-state.js';
 
@@ -175,11 +175,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
    * window's table, or an older report could replace a newer one. Checked before reading and again before
    * committing; without versions (the local lake) there is nothing to compare.
    */
-  const superseded = async (): Promise<boolean> => {
-    if (!object.versionId) return false;
-    const current = await currentVersionId({ client: deps.s3, bucket: object.bucket, key: object.key });
-    return current !== undefined && current !== object.versionId;
-  };
+  const superseded = async (): Promise<boolean> => (await rawObjectState(deps.s3, object)) === 'superseded';
   const skipSuperseded = (): ParseResult => {
     logger.info('A newer version of the raw file exists: its own event loads the window; this one is skipped', {
       versionId: object.versionId,
