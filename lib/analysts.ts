@@ -3,6 +3,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct, type IConstruct } from 'constructs';
+import { PREFIX } from '../functions/core/s3-keys.js';
+import { RESULTS_PREFIX } from './catalog.js';
 
 export interface AnalystsProps {
   readonly environment: string;
@@ -24,8 +26,7 @@ export interface AnalystsProps {
 export const analystPolicyName = (environment: string): string => `paynet-reports-${environment}-analysts`;
 
 /** Where the workgroup writes results (lib/catalog.ts `outputLocation`). */
-const RESULTS_PREFIX = 'athena/';
-const TABLES_PREFIX = 'tables/';
+const TABLES_PREFIX = PREFIX.tables;
 
 /**
  * What querying the environment's tables needs, and nothing more, as one customer managed policy: run and read

@@ -8,6 +8,9 @@ import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
 import { readReportQueries } from './saved-queries.js';
 
+/** Where the workgroup writes query results in the results bucket (the analysts' policy grants this prefix). */
+export const RESULTS_PREFIX = 'athena/';
+
 export interface CatalogProps {
   readonly environment: string;
   /** One Glue table per report, columns generated from its definition. */
@@ -94,7 +97,7 @@ export class Catalog extends Construct {
         bytesScannedCutoffPerQuery: props.bytesScannedCutoffPerQuery,
         engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
         resultConfiguration: {
-          outputLocation: props.resultsBucket.s3UrlForObject('athena/'),
+          outputLocation: props.resultsBucket.s3UrlForObject(RESULTS_PREFIX),
           encryptionConfiguration: { encryptionOption: 'SSE_KMS', kmsKey: props.key.keyArn },
         },
       },
