@@ -294,10 +294,22 @@ async function countRows(input: StatusInput, outputs: Record<string, string>, re
   }
 }
 
+/** The stack outputs the checks below read (lib/reports-pipeline-stack.ts writes them). */
+export const REQUIRED_OUTPUTS = ['GatewaySecretArn', 'AlarmTopicArn', 'ScheduleGroupName', 'CuratedBucketName', 'AthenaWorkGroupName', 'GlueDatabaseName'] as const;
+
 export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const { items, outputs } = await stackOutputs(input);
   if (!outputs) return items;
-  const need = (key: string) => outputs[key] ?? '';
+  // A stack deployed from an older version lacks outputs this command reads: say so, rather than let each AWS
+  // call fail on an empty name and be reported as a missing permission.
+  const missing = REQUIRED_OUTPUTS.filter((key) => !outputs[key]);
+  if (missing.length) {
+    return [
+      ...items,
+      { item: 'stack outputs', verdict: 'TODO', detail: `the stack has no output ${missing.join(', ')}: it was deployed from an older version; deploy this one (npx cdk deploy ${stackName(input.environment)})` },
+    ];
+  }
+  const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
   const [secret, subscriptions, schedules, deadLetters, loads] = await Promise.all([
     checkSecret(input, need('GatewaySecretArn')),
     checkSubscriptions(input, need('AlarmTopicArn')),

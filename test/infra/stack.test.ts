@@ -12,6 +12,7 @@ import { loadEnvironments } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
 import { MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
+import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
 import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
@@ -175,6 +176,8 @@ describe('ReportsPipelineStack', () => {
     assert.deepEqual(outputs.FetchFunctionName!.Value, { Ref: id(prod.stack.fetch.function.function) });
     assert.deepEqual(outputs.RawBucketName!.Value, { Ref: id(prod.stack.lake.rawBucket) });
     assert.equal(outputs.GatewaySecretName!.Value, production!.secret.name);
+    // `reports status` reads these by name: a renamed output must fail here, not on a user's deploy.
+    for (const key of REQUIRED_OUTPUTS) assert.ok(outputs[key], `reports status reads the output ${key}`);
   });
 
   describe('queues', () => {

@@ -229,6 +229,21 @@ describe('reports status', () => {
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1, 'only the CSV report is counted');
   });
 
+  it('a stack deployed from an older version, without an output the checks read, is told to deploy this one', async () => {
+    healthy();
+    const { GlueDatabaseName: _dropped, ...older } = outputs;
+    mocks.cloudFormation.on(DescribeStacksCommand, { StackName: 'PaynetReports-test' }).resolves({
+      Stacks: [{ StackName: 'PaynetReports-test', StackStatus: 'UPDATE_COMPLETE', CreationTime: NOW, Outputs: Object.entries(older).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })) }],
+    });
+    const items = await collectStatus(input());
+    assert.deepEqual(byItem(items, 'stack outputs'), {
+      item: 'stack outputs',
+      verdict: 'TODO',
+      detail: 'the stack has no output GlueDatabaseName: it was deployed from an older version; deploy this one (npx cdk deploy PaynetReports-test)',
+    });
+    assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0);
+  });
+
   it('goes on with the other checks when one is not permitted', async () => {
     healthy();
     const denied = Object.assign(new Error('User is not authorized to perform: secretsmanager:GetSecretValue'), { name: 'AccessDeniedException' });
