@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
 import type { FromWorker, ToWorker } from './parquet-worker.js';
 import type { RowBatch } from './row-group-buffer.js';
-import { startWorkerScript } from './worker-script.js';
+import { scriptBeside, startWorkerScript } from './worker-script.js';
 
 /**
  * Where Parquet encoding runs.
@@ -50,15 +48,8 @@ export function startEncoder(settings: EncoderSettings, sink: CountingSink, mode
 
 /** parquet-worker.{js,mjs,ts} beside this module, if it is there (it is not in a single-file bundle). */
 function defaultWorkerUrl(): URL | undefined {
-  for (const ext of ['js', 'mjs', 'ts']) {
-    try {
-      const url = new URL(`./parquet-worker.${ext}`, import.meta.url);
-      if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
-    } catch {
-      return undefined; // no import.meta.url (a CommonJS bundle)
-    }
-  }
-  return undefined;
+  // import.meta.url is undefined in a CommonJS bundle: then there is no worker to start.
+  return scriptBeside('parquet-worker', import.meta.url);
 }
 
 class InlineEncoder implements EncoderHandle {

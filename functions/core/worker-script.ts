@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
@@ -28,6 +28,29 @@ export function startWorkerScript(url: URL, options: WorkerOptions): Worker {
   return new Worker(bootstrap, { ...options, eval: true });
 }
 
+/**
+ * The worker script `name`.{js,mjs,ts} beside the module at `base` (its import.meta.url), preferring a built
+ * one; undefined when there is none, or no file URL to look beside (a CommonJS bundle).
+ */
+export function scriptBeside(name: string, base: string | undefined): URL | undefined {
+  for (const ext of ['js', 'mjs', 'ts']) {
+    try {
+      const url = new URL(`./${name}.${ext}`, base);
+      if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** What a compiled script was built from: reused while no input is newer than the build. */
+interface BuildRecord {
+  file: string;
+  builtAt: number;
+  inputs: string[];
+}
+
 function compiledScript(url: URL): URL {
   const known = compiled.get(url.href);
   if (known) return known;
@@ -35,8 +58,29 @@ function compiledScript(url: URL): URL {
   const require = createRequire(import.meta.url);
   // A computed name: bundlers must not pull esbuild into a Lambda bundle (which never compiles anything).
   const esbuildName = 'esbuild';
-  const { buildSync } = require(esbuildName) as typeof import('esbuild');
-  const out = buildSync({
+  // Beside the project's packages, so the script's imports of them resolve as the project's sources' do.
+  const modules = dirname(dirname(require.resolve(`${esbuildName}/package.json`)));
+  const dir = join(modules, '.cache', 'paynet-reports-pipeline', 'workers');
+  const recordFile = join(dir, `${basename(source, '.ts')}-${createHash('sha256').update(source).digest('hex').slice(0, 16)}.json`);
+  // Every process start would otherwise run esbuild (~90 ms for the lake's worker) just to find the cached file.
+  const script = pathToFileURL(freshBuild(recordFile)?.file ?? build(source, dir, recordFile, require(esbuildName) as typeof import('esbuild')));
+  compiled.set(url.href, script);
+  return script;
+}
+
+function freshBuild(recordFile: string): BuildRecord | undefined {
+  try {
+    const record = JSON.parse(readFileSync(recordFile, 'utf8')) as BuildRecord;
+    if (!existsSync(record.file)) return undefined;
+    return record.inputs.every((input) => statSync(input).mtimeMs <= record.builtAt) ? record : undefined;
+  } catch {
+    return undefined; // no record, or an input was removed or renamed
+  }
+}
+
+function build(source: string, dir: string, recordFile: string, esbuild: typeof import('esbuild')): string {
+  const builtAt = Date.now();
+  const out = esbuild.buildSync({
     entryPoints: [source],
     bundle: true,
     packages: 'external',
@@ -45,21 +89,20 @@ function compiledScript(url: URL): URL {
     target: 'node20',
     sourcemap: 'inline',
     write: false,
+    metafile: true,
     logLevel: 'silent',
   });
   const code = out.outputFiles[0]!.contents;
-  // Beside the project's packages, so the script's imports of them resolve as the project's sources' do.
-  const modules = dirname(dirname(require.resolve(`${esbuildName}/package.json`)));
-  const dir = join(modules, '.cache', 'paynet-reports-pipeline', 'workers');
   const file = join(dir, `${basename(source, '.ts')}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
-  if (!existsSync(file)) {
-    mkdirSync(dir, { recursive: true });
-    // Written aside and renamed: another process starting the same worker never reads a half-written script.
-    const partial = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(partial, code);
-    renameSync(partial, file);
-  }
-  const script = pathToFileURL(file);
-  compiled.set(url.href, script);
-  return script;
+  mkdirSync(dir, { recursive: true });
+  // Written aside and renamed: another process starting the same worker never reads a half-written file.
+  const writeAtomically = (path: string, content: string | Uint8Array) => {
+    const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(partial, content);
+    renameSync(partial, path);
+  };
+  if (!existsSync(file)) writeAtomically(file, code);
+  const inputs = Object.keys(out.metafile!.inputs).map((input) => resolve(input));
+  writeAtomically(recordFile, JSON.stringify({ file, builtAt, inputs } satisfies BuildRecord));
+  return file;
 }

@@ -1,4 +1,4 @@
-import { constants, existsSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +9,7 @@ import type { S3EventRecord } from 'aws-lambda';
 import type { BucketNames } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
-import { startWorkerScript } from '../../functions/core/worker-script.js';
+import { scriptBeside, startWorkerScript } from '../../functions/core/worker-script.js';
 import type { FromLakeWorker, LakeWorkerData, ToLakeWorker } from './lake-worker.js';
 import { toS3EventRecord } from './s3-event.js';
 
@@ -201,11 +201,9 @@ function startWorker(url: URL, workerData: LakeWorkerData): Worker {
 
 /** lake-worker.{js,mjs,ts} beside this module: .ts when run from source (tsx), .js/.mjs when built. */
 function lakeWorkerUrl(): URL {
-  for (const ext of ['js', 'mjs', 'ts']) {
-    const url = new URL(`./lake-worker.${ext}`, import.meta.url);
-    if (existsSync(fileURLToPath(url))) return url;
-  }
-  throw new Error(`lake-worker is missing beside ${fileURLToPath(import.meta.url)}`);
+  const url = scriptBeside('lake-worker', import.meta.url);
+  if (!url) throw new Error(`lake-worker is missing beside ${fileURLToPath(import.meta.url)}`);
+  return url;
 }
 
 /**

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -40,6 +43,38 @@ describe('startWorkerScript', () => {
       await worker.terminate();
     }
     assert.equal(scripts.size, 1);
+  });
+
+  it('a new process reuses the compiled script without compiling, and compiles again once an imported source changes', async () => {
+    // Each process has its own in-memory cache: this is what every `npm start` meets.
+    const runner = join(dir, 'run-doubler.mjs');
+    await writeFile(
+      runner,
+      [
+        `import { startWorkerScript } from ${JSON.stringify(pathToFileURL(join(process.cwd(), 'functions/core/worker-script.ts')).href)};`,
+        'import { once } from "node:events";',
+        `const w = startWorkerScript(new URL(${JSON.stringify(pathToFileURL(join(dir, 'doubler.ts')).href)}), { workerData: 7 });`,
+        'const [a] = await once(w, "message"); console.log(JSON.stringify(a)); await w.terminate();',
+      ].join('\n'),
+    );
+    const run = async () => JSON.parse((await promisify(execFile)(process.execPath, ['--import', 'tsx', runner])).stdout) as { doubled: number; script: string };
+    const recordsDir = join(process.cwd(), 'node_modules/.cache/paynet-reports-pipeline/workers');
+    const record = async () => {
+      const name = `doubler-${createHash('sha256').update(join(dir, 'doubler.ts')).digest('hex').slice(0, 16)}.json`;
+      return JSON.parse(await readFile(join(recordsDir, name), 'utf8')) as { builtAt: number; inputs: string[] };
+    };
+    const first = await run();
+    assert.equal(first.doubled, 14);
+    const built = await record();
+    assert.ok(built.inputs.some((f) => f.endsWith('helper.ts')), 'the record lists the imported source');
+    assert.equal((await run()).script, first.script);
+    assert.equal((await record()).builtAt, built.builtAt, 'nothing changed: not compiled again');
+    await new Promise((r) => setTimeout(r, 20));
+    await writeFile(join(dir, 'helper.ts'), 'export const twice = (n: number): number => n * 3;\n');
+    const again = await run();
+    assert.equal(again.doubled, 21, 'the edited import is in the new script');
+    assert.ok((await record()).builtAt > built.builtAt);
+    await writeFile(join(dir, 'helper.ts'), 'export const twice = (n: number): number => n * 2;\n');
   });
 
   it("reports a worker's own error as the worker's error event", async () => {
