@@ -181,7 +181,7 @@ function spawn(url: URL, settings: EncoderSettings): Worker {
   // A smaller young generation than V8's default for the encoder's isolate: its garbage is short-lived
   // column arrays, and on the benchmark this took ~25 MB off peak RSS (260 -> 235 MB at 1M rows) for
   // ~0.5 s more CPU on the worker, which waits for the parser anyway. Old-generation garbage is
-  // collected after every row group (parquet-encoder.ts).
+  // collected after every row group of 8 MiB or more (parquet-encoder.ts).
   const resourceLimits = { maxYoungGenerationSizeMb: 24 };
   return startWorkerScript(url, { workerData: settings, resourceLimits });
 }

@@ -37,7 +37,7 @@ function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
  * few distinct values (currency, type, merchant) go as JS strings, which hyparquet-writer dictionary-
  * encodes by value; mostly distinct values (order ids, free text) go PLAIN without trying.
  */
-export function dictionaryWorthTrying(sample: ReadonlyArray<string | null>): boolean {
+function dictionaryWorthTrying(sample: ReadonlyArray<string | null>): boolean {
   const seen = new Set<string>();
   let count = 0;
   for (const v of sample) {
@@ -183,7 +183,7 @@ function utf8Length(text: string, from: number, to: number): number {
  * hyparquet-writer 0.17 reads column 0's data twice (the row count, then the column), so column 0 keeps
  * its array until the second read.
  */
-export function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): { sources: ColumnSource[]; plans: ColumnPlan[] } {
+function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): { sources: ColumnSource[]; plans: ColumnPlan[] } {
   let rows = 0;
   for (const b of batches) rows += b.rows;
   const plans = columns.map((column, c): ColumnPlan => {
@@ -270,7 +270,7 @@ export class ChunkedWriter extends ByteWriter {
  * finish(), gets the annotated schema, which is what readers use. UTF8 stays: it makes hyparquet-writer
  * cut string statistics on character boundaries. test/unit/table-schema.test.ts reads the footer back.
  */
-export function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[] {
+function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[] {
   return schema.map((e) => {
     if (e.converted_type === 'UTF8' || (!e.converted_type && !e.logical_type)) return e;
     const { converted_type: _c, logical_type: _l, precision: _p, scale: _s, ...physical } = e;
@@ -278,10 +278,10 @@ export function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[
   });
 }
 
-/** Encodes row groups into one Parquet file as they come. */
 /** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
 export const STATS_BYTES = 64;
 
+/** Encodes row groups into one Parquet file as they come. */
 export class RowGroupEncoder {
   private readonly writer: ParquetWriter;
   private readonly columns: ColumnDefinition[];
@@ -360,15 +360,6 @@ function detachStatistics(group: RowGroup | undefined): void {
   }
 }
 
-/**
- * A full garbage collection after each row group of some size. Encoding a group leaves tens of MB of garbage (the
- * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
- * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
- * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
- * few tens of ms per group (~1% of encoding) and keeps the heap near its live set. V8 only hands out
- * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
- * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
- */
 /** Below this a group's garbage is small, and a full collection would cost more than it frees (many small files). */
 const GC_AFTER_BYTES = 8 * 1024 * 1024;
 
@@ -386,6 +377,15 @@ function batchBytes(batches: readonly RowBatch[]): number {
 }
 
 let gc: (() => void) | undefined;
+/**
+ * A full garbage collection after each row group of some size. Encoding a group leaves tens of MB of garbage (the
+ * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
+ * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
+ * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
+ * few tens of ms per group (~1% of encoding) and keeps the heap near its live set. V8 only hands out
+ * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
+ * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
+ */
 function collectGarbage(): void {
   if (!gc) {
     setFlagsFromString('--expose-gc');
