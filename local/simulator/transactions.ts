@@ -23,23 +23,11 @@ import type { LocalDateTime, ReportWindow } from '../../functions/core/window.js
  *   UTF-8 and windows-1251 without loss.
  */
 
-export const REPORT_HEADER = [
-  'Merchant_Name',
-  'Transaction_id',
-  'Merchant_OID',
-  'Created_date',
-  'Amount',
-  'Currency',
-  'Transaction_type',
-  'Order_description',
-  'Date_of_report',
-] as const;
-
 /**
  * The spec's sample columns with their types and patterns: a catalog report of exactly this shape gets
  * these business-like rows; any other gets rows generated from its columns (definition-rows.ts).
  */
-export const SAMPLE_COLUMNS: ReadonlyArray<readonly [header: string, type: string, pattern?: string]> = [
+export const SAMPLE_COLUMNS = [
   ['Merchant_Name', 'string'],
   ['Transaction_id', 'bigint'],
   ['Merchant_OID', 'string'],
@@ -49,13 +37,16 @@ export const SAMPLE_COLUMNS: ReadonlyArray<readonly [header: string, type: strin
   ['Transaction_type', 'string'],
   ['Order_description', 'string'],
   ['Date_of_report', 'date', 'dd.MM.yyyy'],
-];
+] as const satisfies ReadonlyArray<readonly [header: string, type: string, pattern?: string]>;
+
+/** The sample report's header row, in order. */
+export const REPORT_HEADER = SAMPLE_COLUMNS.map(([header]) => header);
 
 /** Whether a definition's columns are the spec's sample columns (header, type, pattern), in order. */
 export function hasSampleColumns(columns: ReadonlyArray<{ header: string; type: string; pattern?: string }>): boolean {
   return (
     columns.length === SAMPLE_COLUMNS.length &&
-    columns.every((c, i) => c.header === SAMPLE_COLUMNS[i]![0] && c.type.replace(/\s/g, '') === SAMPLE_COLUMNS[i]![1] && c.pattern === SAMPLE_COLUMNS[i]![2])
+    columns.every((c, i) => c.header === SAMPLE_COLUMNS[i]![0] && c.type.replace(/\s/g, '') === SAMPLE_COLUMNS[i]![1] && c.pattern === (SAMPLE_COLUMNS[i] as readonly string[])[2])
   );
 }
 
