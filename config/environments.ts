@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { LOG_LEVEL_REFUSAL, LOG_LEVELS, type LogLevel } from '../lib/log-levels.js';
 import { ConfigurationError } from '../functions/core/errors.js';
+import { DEFAULT_PROJECTION_START, isProjectionDate } from '../functions/core/partition-projection.js';
 import integration from './environments/integration.json' with { type: 'json' };
 import production from './environments/production.json' with { type: 'json' };
 
@@ -103,21 +105,42 @@ export const environmentSchema = z
         resultsExpirationDays: days(1).default(7),
         /** Per-query scan limit: 10 GiB is years of a busy merchant's Parquet, and caps a runaway query at cents. */
         bytesScannedCutoffPerQuery: z.number().int().min(10_000_000).default(10 * 1024 ** 3),
+        /**
+         * The first window date (dt) Athena's partition projection enumerates. A window before it would load and
+         * never show in a query, so `run` and `backfill` (and the fetch function) refuse it, naming this setting.
+         * Earlier means a longer list of dates for Athena to consider when a query has no dt filter.
+         */
+        projectionStart: z
+          .string()
+          .refine((d) => isProjectionDate(d), 'must be a date YYYY-MM-DD (the first window date Athena shows)')
+          .default(DEFAULT_PROJECTION_START),
       })
       .strict()
-      .default({ resultsExpirationDays: 7, bytesScannedCutoffPerQuery: 10 * 1024 ** 3 }),
+      .default({ resultsExpirationDays: 7, bytesScannedCutoffPerQuery: 10 * 1024 ** 3, projectionStart: DEFAULT_PROJECTION_START }),
     /**
-     * One gateway call with its retries and a streamed upload: minutes, little memory. No reservation by default:
-     * it would fail the first deploy in a new account (quota 10); one schedule per report and the backfill's
-     * --concurrency already bound the calls to the gateway.
+     * A scheduled run fetches its window and `lookback` more, one gateway call each with its retries: 900 s (the
+     * most Lambda allows; it bills only what runs) gives each of three windows ~295 s, and each attempt is cut to
+     * what is left of its window's share (functions/fetch-report/window-budget.ts). Little memory: the file streams.
+     * No reservation by default: it would fail the first deploy in a new account (quota 10); one schedule per report
+     * and the backfill's --concurrency already bound the calls to the gateway.
      */
-    fetch: functionSchema({ timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: null }),
+    fetch: functionSchema({ timeoutSeconds: 900, memoryMb: 512, reservedConcurrency: null }),
     /**
-     * A 1M-row CSV takes ~7 s and ~200 MB on one vCPU; 2048 MB buys 1.16 vCPUs and headroom, 900 s big backfills.
-     * Below 3,538 MB (two vCPUs' worth) the stack encodes Parquet inline, from there on a worker thread (lib/parse.ts).
+     * A 1M-row CSV takes ~7 s and ~200 MB on 1.16 vCPUs (2048 MB): 120 s covers ~15M rows. The time-out also sets how
+     * soon a failed file is tried again (6 x time-out) and reaches the dead-letter queue (5 receives): 12 min and
+     * 60 min by default (lib/parse.ts). Below 3,538 MB (two vCPUs' worth) the stack encodes Parquet inline, from
+     * there on a worker thread.
      */
-    parse: functionSchema({ timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: null }),
-    logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    parse: functionSchema({ timeoutSeconds: 120, memoryMb: 2048, reservedConcurrency: null }),
+    /**
+     * Our own log lines at this level and above. Only DEBUG and INFO: Lambda's application log filter drops every
+     * line without a `level` field below the level it is set to, and the metric lines (EMF) the alarms read have
+     * none, so at WARN or ERROR every alarm on a pipeline metric would go silent (lib/log-levels.ts).
+     */
+    logLevel: z
+      .string()
+      .refine((l): l is LogLevel => (LOG_LEVELS as readonly string[]).includes(l), { message: LOG_LEVEL_REFUSAL })
+      .default('INFO'),
     /** PCI DSS 10.7 keeps audit trails at least a year: 400 days leaves margin (also the access-log expiry). */
     logRetentionDays: z
       .number()

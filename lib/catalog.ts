@@ -5,6 +5,8 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { DEFAULT_PROJECTION_START, DT_FORMAT, projectionRange } from '../functions/core/partition-projection.js';
+import { tablePrefix } from '../functions/core/s3-keys.js';
 import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
 import { readReportQueries } from './saved-queries.js';
 
@@ -24,12 +26,9 @@ export interface CatalogProps {
   readonly removalPolicy: RemovalPolicy;
   /** Root of the saved queries, one folder per report (queries/<report>/*.sql); default queriesRoot(). */
   readonly queriesDir?: string;
-  /** First date partition projection enumerates (yyyy-MM-dd). */
+  /** First date partition projection enumerates (yyyy-MM-dd); default DEFAULT_PROJECTION_START. */
   readonly projectionStart?: string;
 }
-
-/** Partition projection: Athena computes dt=... partitions itself, so no crawler and no MSCK REPAIR are needed. */
-const DT_FORMAT = 'yyyy-MM-dd';
 
 /** Glue database name: Athena wants lower case letters, digits and underscores. */
 export const databaseName = (environment: string): string => `paynet_reports_${environment.replace(/-/g, '_')}`;
@@ -56,8 +55,9 @@ export class Catalog extends Construct {
       removalPolicy: props.removalPolicy,
     });
 
+    const [start, end] = projectionRange(props.projectionStart ?? DEFAULT_PROJECTION_START).split(',') as [string, string];
     for (const report of props.reports) {
-      const prefix = `tables/${report.id}/`;
+      const prefix = tablePrefix(report.id);
       // The L2 S3Table (aws-cdk-lib 2.276) renders partition projection itself; only the location template is ours.
       this.tables[report.id] = new glue.S3Table(this, `Table-${report.id}`, {
         database: this.database,
@@ -69,10 +69,13 @@ export class Catalog extends Construct {
         // The same function generates the Parquet schema the parse function writes: no second copy of the columns.
         columns: glueColumns(report.columns).map(toGlueColumn),
         partitionKeys: PARTITION_KEYS.map(toGlueColumn),
+        // Partition projection: Athena computes the dt=... partitions itself, so no crawler and no MSCK REPAIR. The
+        // range ends a day past today in UTC, so a window east of UTC is visible the moment it loads
+        // (functions/core/partition-projection.ts).
         partitionProjection: {
           dt: glue.PartitionProjectionConfiguration.date({
-            min: props.projectionStart ?? '2020-01-01',
-            max: 'NOW',
+            min: start,
+            max: end,
             format: DT_FORMAT,
           }),
         },

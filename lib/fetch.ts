@@ -10,6 +10,8 @@ import { scheduleExpressionProblems } from '../functions/core/schedule-expressio
 import type { Credentials } from './credentials.js';
 import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
+import { DEADLINE_MARGIN_MS } from '../functions/fetch-report/deadline.js';
+import { MIN_WINDOW_SHARE_MS, worstCaseShareMs } from '../functions/fetch-report/window-budget.js';
 import { INLINE_POLICY_REASON, PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
 /** What a schedule needs to know of a report definition. */
@@ -19,6 +21,8 @@ export interface ScheduledReport {
   readonly cron: string;
   /** IANA zone the cron is read in (and the report windows are cut in). */
   readonly timeZone: string;
+  /** Each scheduled run fetches its window and `lookback` more, all within one time-out. */
+  readonly lookback: number;
 }
 
 export interface FetchProps extends FunctionSettings {
@@ -30,6 +34,8 @@ export interface FetchProps extends FunctionSettings {
   /** Encrypts the dead-letter queues and the log group. */
   readonly key: kms.IKey;
   readonly schedulesEnabled: boolean;
+  /** The first dt Athena's projection shows (athena.projectionStart): the function refuses windows before it. */
+  readonly projectionStart: string;
   /** Handler module; defaults to functions/fetch-report/handler.ts. */
   readonly entry?: string;
 }
@@ -43,6 +49,22 @@ function assertSchedulable(report: ScheduledReport): void {
     new Intl.DateTimeFormat('en', { timeZone: report.timeZone });
   } catch {
     throw new Error(`Report "${report.id}": schedule.timeZone "${report.timeZone}" is not an IANA time zone.`);
+  }
+}
+
+/**
+ * Fails the synthesis when a scheduled run of the report cannot give each of its windows a useful share of the
+ * time-out (functions/fetch-report/window-budget.ts): the run would cut its last windows off every time.
+ */
+function assertWindowsFit(report: ScheduledReport, timeout: Duration): void {
+  const windows = report.lookback + 1;
+  const share = worstCaseShareMs(timeout.toMilliseconds() - DEADLINE_MARGIN_MS, windows);
+  if (share < MIN_WINDOW_SHARE_MS) {
+    throw new Error(
+      `Report "${report.id}": a scheduled run fetches ${windows} windows (lookback ${report.lookback}) within fetch.timeoutSeconds ` +
+        `${timeout.toSeconds()}, ${Math.floor(share / 1000)} s each after the ${DEADLINE_MARGIN_MS / 1000} s margin; each needs at least ` +
+        `${MIN_WINDOW_SHARE_MS / 1000} s. Raise fetch.timeoutSeconds (up to 900) or lower the report's lookback.`,
+    );
   }
 }
 
@@ -67,6 +89,7 @@ export class Fetch extends Construct {
   constructor(scope: Construct, id: string, props: FetchProps) {
     super(scope, id);
     props.reports.forEach(assertSchedulable);
+    for (const report of props.reports) assertWindowsFit(report, props.timeout);
     const queueProps: sqs.QueueProps = {
       encryption: sqs.QueueEncryption.KMS,
       encryptionMasterKey: props.key,
@@ -92,11 +115,15 @@ export class Fetch extends Construct {
         ENDPOINT_URL: props.endpointUrl,
         SECRET_NAME: props.credentials.secretName,
         RAW_BUCKET: props.rawBucket.bucketName,
+        PROJECTION_START: props.projectionStart,
       },
       asyncInvoke: {
         onFailure: new EncryptedQueueDestination(this.failedRunsQueue, props.key),
         // No Lambda-level retries: the gateway client already retries what is retryable, with backoff; a blind
         // retry would repeat refused logins. The next scheduled run re-fetches missed windows (lookback).
+        // The Scheduler invokes asynchronously, so a throttled invocation (no concurrency free) waits in Lambda's
+        // own queue, retried for up to maxEventAge, and then goes to the failed-runs queue, not to the schedule's
+        // dead-letter queue (that one only gets events the Scheduler could not hand to Lambda at all).
         retryAttempts: 0,
         maxEventAge: Duration.hours(6),
       },

@@ -2,12 +2,12 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
+import { NarrowQueueNotification } from './queue-notification.js';
 import { sourceCommit } from './project.js';
 
 export interface ParseProps extends FunctionSettings {
@@ -20,10 +20,21 @@ export interface ParseProps extends FunctionSettings {
   readonly entry?: string;
 }
 
-/** Receives before a message moves to the dead-letter queue: a crash or time-out is tried twice more. */
-export const MAX_RECEIVE_COUNT = 3;
+/**
+ * Receives before a message moves to the dead-letter queue. Five is the least AWS advises for a queue that feeds
+ * Lambda (a throttled poll also counts as a receive). With the default 120 s time-out a failed file comes back
+ * every 6 x 120 s = 12 min and a poison file reaches the dead-letter queue (and its alarm) after 5 x 12 = 60 min
+ * (docs/operations.md, "Retries and time-outs").
+ */
+export const MAX_RECEIVE_COUNT = 5;
 /** AWS's guidance for SQS-triggered functions: visibility at least six times the function time-out. */
 export const VISIBILITY_FACTOR = 6;
+
+/** How long after a failed receive the file is tried again, and how long a poison file takes to reach the dead-letter queue. */
+export function parseRetryTimings(timeoutSeconds: number): { retryAfterSeconds: number; deadLetterAfterSeconds: number } {
+  const retryAfterSeconds = VISIBILITY_FACTOR * timeoutSeconds;
+  return { retryAfterSeconds, deadLetterAfterSeconds: MAX_RECEIVE_COUNT * retryAfterSeconds };
+}
 
 /**
  * Parse invocations the SQS poller runs at once without a reservation (2 is the least SQS allows). It bounds the
@@ -54,7 +65,7 @@ export function parquetEncoderFor(memoryMb: number): 'worker' | 'inline' {
 const CURATED_PREFIXES = ['tables/', 'rejected/', 'manifests/'];
 
 /**
- * The parse side: S3 ObjectCreated under raw/ -> SQS queue (dead-letter queue after three receives)
+ * The parse side: S3 ObjectCreated under raw/ -> SQS queue (dead-letter queue after MAX_RECEIVE_COUNT receives)
  * -> parse function, which reads the raw file and writes Parquet, rejects and a manifest to curated.
  */
 export class Parse extends Construct {
@@ -91,7 +102,7 @@ export class Parse extends Construct {
     this.queue = new sqs.Queue(this, 'RawFiles', {
       ...queueProps,
       // While one invocation works on a file nobody else may receive it; a retry only after a full time-out.
-      visibilityTimeout: Duration.seconds(props.timeout.toSeconds() * VISIBILITY_FACTOR),
+      visibilityTimeout: Duration.seconds(parseRetryTimings(props.timeout.toSeconds()).retryAfterSeconds),
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
     });
 
@@ -125,7 +136,7 @@ export class Parse extends Construct {
       }),
     );
 
-    props.rawBucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(this.queue), { prefix: 'raw/' });
+    props.rawBucket.addEventNotification(s3.EventType.OBJECT_CREATED, new NarrowQueueNotification(this.queue, this.queueKey), { prefix: 'raw/' });
     this.acknowledgeNotificationsHandler(props.rawBucket);
   }
 

@@ -7,6 +7,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { LAMBDA_NODE_OPTIONS, nodejsBundling } from './bundling.js';
+import { LOG_LEVEL_REFUSAL, passesLambdaFilter, UNLEVELLED_LINE_LEVEL, type LogLevel } from './log-levels.js';
 import { METRIC_NAMESPACE, SERVICE_NAME } from './metrics.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
@@ -18,7 +19,7 @@ export const INLINE_POLICY_REASON =
   'resources it names and is versioned, reviewed and rolled back with the template, which is what managed policies ' +
   'would provide. It is least privilege (exact actions, ARNs of this stack).';
 
-export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+export type { LogLevel };
 
 /** What an environment's configuration sets for each function (config/environments.ts). */
 export interface FunctionSettings {
@@ -70,6 +71,8 @@ export class PipelineFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: PipelineFunctionProps) {
     super(scope, id);
+    // The environment schema refuses such levels already; this keeps a direct caller of the construct honest too.
+    if (!passesLambdaFilter(UNLEVELLED_LINE_LEVEL, props.logLevel)) throw new Error(`${this.node.path}: logLevel "${props.logLevel}" ${LOG_LEVEL_REFUSAL}`);
     for (const [name, extra] of Object.entries(props.extraEntries ?? {})) {
       if (!existsSync(extra)) throw new Error(`Lambda entry ${extra} (bundled beside the handler as ${name}.mjs) does not exist.`);
     }

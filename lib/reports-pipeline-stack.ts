@@ -83,8 +83,9 @@ export class ReportsPipelineStack extends Stack {
     const functionDefaults = { environment: c.name, key, logLevel: c.logLevel, logRetention, removalPolicy };
     this.fetch = new Fetch(this, 'Fetch', {
       ...functionDefaults,
-      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone })),
+      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback })),
       endpointUrl: c.gateway.endpointUrl,
+      projectionStart: c.athena.projectionStart,
       credentials: this.credentials,
       rawBucket: this.lake.rawBucket,
       schedulesEnabled: c.schedulesEnabled,
@@ -110,6 +111,7 @@ export class ReportsPipelineStack extends Stack {
       resultsBucket: this.lake.resultsBucket,
       key,
       bytesScannedCutoffPerQuery: c.athena.bytesScannedCutoffPerQuery,
+      projectionStart: c.athena.projectionStart,
       removalPolicy,
     });
 

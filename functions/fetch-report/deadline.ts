@@ -9,11 +9,14 @@ export const DEADLINE_MARGIN_MS = 15_000;
 
 export interface Deadline {
   signal: AbortSignal;
+  /** When the signal aborts (epoch ms): the run's windows share the time until then (window-budget.ts). */
+  at: number;
   clear(): void;
 }
 
 export function deadlineBefore(remainingMs: number, marginMs = DEADLINE_MARGIN_MS): Deadline {
   const controller = new AbortController();
+  const delayMs = Math.max(0, remainingMs - marginMs);
   const timer = setTimeout(
     () =>
       controller.abort(
@@ -23,7 +26,7 @@ export function deadlineBefore(remainingMs: number, marginMs = DEADLINE_MARGIN_M
             '(a slow gateway or a large report: raise fetch.timeoutSeconds if it keeps happening)',
         ),
       ),
-    Math.max(0, remainingMs - marginMs),
+    delayMs,
   );
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  return { signal: controller.signal, at: Date.now() + delayMs, clear: () => clearTimeout(timer) };
 }

@@ -1,12 +1,14 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { isPipelineError, RUN_STOPPING_CODES } from '../core/errors.js';
+import { refuseUnprojectedWindows, type ProjectionSetting } from '../core/partition-projection.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
 import type { GatewaySecret } from '../core/secret.js';
 import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
 import type { FetchRequest } from './fetch-event.js';
 import { fetchWindow, windowLabel, type FetchedWindow, type FetchWindowDeps } from './fetch-window.js';
 import { planWindows } from './plan-windows.js';
+import { windowBudget, windowShareMs } from './window-budget.js';
 
 /**
  * One fetch run: the windows of a scheduled firing (with lookback) or of a backfill request, each fetched
@@ -14,9 +16,11 @@ import { planWindows } from './plan-windows.js';
  * their own dependencies (S3 client, secret loader, clock, gateway endpoint).
  *
  * Failure policy: a failed window does not stop the others (each overwrites only its own key), but the run
- * fails at the end, so the scheduler retries and the "fetch errors" alarm fires. Problems that no window
- * can get past (credentials refused, bad configuration) stop the run at once: repeating a refused login
- * for every window only risks the merchant account being locked.
+ * fails at the end: the invocation's error sends the event to the failed-runs queue (Lambda's on-failure
+ * destination; the function allows no Lambda retries) and the "fetch errors" alarm fires. Nothing retries the
+ * run by itself: the next scheduled run fetches the window again (lookback), or a backfill does. Problems that
+ * no window can get past (credentials refused, bad configuration) stop the run at once: repeating a refused
+ * login for every window only risks the merchant account being locked.
  */
 
 export interface FetchRunDeps extends FetchWindowDeps {
@@ -28,6 +32,13 @@ export interface FetchRunDeps extends FetchWindowDeps {
   logger: Logger;
   /** Omit to emit no metrics (local runs: EMF lines would only clutter the terminal). */
   metrics?: Metrics;
+  /**
+   * When the run must have ended (epoch ms; the handler's deadline): each window gets an even share of what is left
+   * (window-budget.ts). Omitted locally, where no time-out cuts a run off.
+   */
+  runDeadlineAt?: number;
+  /** Where Athena's projection of dt starts: a window outside it is refused before any is fetched (partition-projection.ts). */
+  projection?: ProjectionSetting;
 }
 
 export interface FetchRunResult {
@@ -64,6 +75,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
   const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: request.reportId } });
   const report = deps.catalog.get(request.reportId);
   const plan = planWindows(request, report, now());
+  if (deps.projection) refuseUnprojectedWindows(report.id, plan.windows, deps.projection, now());
   const labels = plan.windows.map(windowLabel);
   if (plan.basis?.fromInvocationTime) {
     runLogger.warn('The event has no scheduledTime: the window is computed from the invocation time instead', {
@@ -93,8 +105,14 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
   for (const [i, window] of plan.windows.entries()) {
     const label = labels[i]!;
     const logger = runLogger.createChild({ persistentKeys: { window: label } });
+    const left = plan.windows.length - i;
+    // The last window's share is the rest of the run: the run's own deadline (deps.signal) already ends it.
+    const budget =
+      deps.runDeadlineAt === undefined || left === 1
+        ? undefined
+        : windowBudget(deps.signal, windowShareMs(deps.runDeadlineAt, Date.now(), i, plan.windows.length), label, left);
     try {
-      const result = await fetchWindow({ report, window, secret, runId, logger }, deps);
+      const result = await fetchWindow({ report, window, secret, runId, logger }, { ...deps, signal: budget?.signal ?? deps.signal });
       fetched.push(result);
       logger.info('Window stored', { ...result });
       if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: 'Success', bytes: result.bytes, durationMs: result.durationMs });
@@ -108,6 +126,8 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
         if (skipped.length) runLogger.warn(`${code}: the remaining windows were not tried`, { skipped });
         throw error;
       }
+    } finally {
+      budget?.clear();
     }
   }
 

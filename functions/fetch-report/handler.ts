@@ -14,7 +14,7 @@ import { fetchWindows, type FetchRunResult } from './fetch-windows.js';
  * ({reportId, from, to}) in, raw report files in the raw bucket out. Everything but reading the
  * environment lives in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
  *
- * Environment: ENDPOINT_URL, SECRET_NAME, RAW_BUCKET, PIPELINE_ENVIRONMENT (+ POWERTOOLS_*).
+ * Environment: ENDPOINT_URL, SECRET_NAME, RAW_BUCKET, PIPELINE_ENVIRONMENT, PROJECTION_START (+ POWERTOOLS_*).
  * A failed window makes the invocation fail (after the others were tried), with the typed error.
  */
 
@@ -29,6 +29,7 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
   try {
     const request = parseFetchEvent(event);
     const secretName = requiredEnv('SECRET_NAME');
+    const environment = requiredEnv('PIPELINE_ENVIRONMENT');
     return await fetchWindows(
       request,
       {
@@ -36,12 +37,14 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
         s3: functionS3Client(),
         rawBucket: requiredEnv('RAW_BUCKET'),
         endpointUrl: requiredEnv('ENDPOINT_URL'),
-        environment: requiredEnv('PIPELINE_ENVIRONMENT'),
+        environment,
         // Cached by Powertools across invocations for SECRET_MAX_AGE_SECONDS.
         loadSecret: () => getGatewaySecret(secretName),
         logger,
         metrics,
         signal: deadline?.signal,
+        runDeadlineAt: deadline?.at,
+        projection: { start: requiredEnv('PROJECTION_START'), source: `athena.projectionStart of environment "${environment}"` },
       },
       runId,
     );

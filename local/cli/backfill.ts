@@ -18,6 +18,8 @@ import {
 } from '../pipeline/backfill-runner.js';
 import { loadedReason } from '../pipeline/backfill-skip.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
+import { localProjectionSetting } from '../args/projection-setting.js';
+import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
@@ -107,6 +109,8 @@ export async function runBackfillCommand(
   const report = loadCatalog().chosen(opts.report);
   const windows = backfillWindows(report, opts.from, opts.to);
   refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
+  // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
+  refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
   if (!opts.deployed) await ensureWritableDir(opts.lake);
   const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
   const plan = `Backfill of "${report.id}": ${windows.length} ${report.window} window(s) ${range}, ${opts.concurrency} at a time`;

@@ -7,6 +7,8 @@ import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindo
 import { parseSampleOptions } from '../args/option-values.js';
 import { windowsForRun } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
+import { localProjectionSetting } from '../args/projection-setting.js';
+import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { QueryFailed } from '../lake/duckdb.js';
@@ -94,6 +96,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     );
   }
   refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
+  // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
+  refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
   const daily = parseWindowSize(report.window).unit === 'day';
   const label = (w: ReportWindow) => (daily ? formatLocalDate(w.start) : formatLocalDateTime(w.start));
   const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;

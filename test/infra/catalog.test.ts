@@ -58,7 +58,7 @@ describe('Catalog', () => {
       assert.equal(t.Parameters['projection.enabled'], 'true');
       assert.equal(t.Parameters['projection.dt.type'], 'date');
       assert.equal(t.Parameters['projection.dt.format'], 'yyyy-MM-dd');
-      assert.equal(t.Parameters['projection.dt.range'], '2020-01-01,NOW');
+      assert.equal(t.Parameters['projection.dt.range'], '2020-01-01,NOW+1DAYS');
       assert.deepEqual(t.Parameters['storage.location.template'], {
         'Fn::Join': ['', ['s3://', { Ref: curatedId }, `/tables/${r.id}/dt=\${dt}/`]],
       });

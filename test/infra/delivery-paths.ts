@@ -59,13 +59,46 @@ function isTlsOnlyDeny(s: Statement): boolean {
   return s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false';
 }
 
-/** What a resource-based policy (topic, queue, key) says to a service principal about each action. */
-function serviceProblems(statements: Statement[], service: RegExp, actions: string[], what: string): string[] {
+/**
+ * The request context a delivering service presents: condition key -> value, rendered like the template
+ * (render), e.g. {"aws:SourceArn": "${LakeRaw.Arn}", "aws:SourceAccount": "${AWS::AccountId}"}.
+ */
+export type RequestContext = Record<string, string>;
+
+/** The condition operators the stack's resource policies use, evaluated as IAM does (ARN and String "Like" are globs). */
+const OPERATORS: Record<string, (actual: string, expected: string) => boolean> = {
+  StringEquals: (a, e) => a === e,
+  StringLike: (a, e) => globMatch(e, a),
+  ArnEquals: (a, e) => a === e,
+  ArnLike: (a, e) => globMatch(e, a),
+};
+
+/**
+ * Whether a statement's Condition block holds for the context: every operator, every key (a key the context lacks
+ * does not match, as in IAM); an operator outside OPERATORS is a problem of its own, not a silent pass.
+ */
+export function conditionsHold(condition: Cfn, context: RequestContext): boolean {
+  for (const [operator, keys] of Object.entries(condition ?? {})) {
+    const test = OPERATORS[operator];
+    if (!test) throw new Error(`condition operator ${operator} is not evaluated by this walk: add it to OPERATORS`);
+    for (const [key, expected] of Object.entries(keys as Record<string, Cfn>)) {
+      const actual = context[key];
+      if (actual === undefined || ![expected].flat().some((e: Cfn) => test(actual, render(e)))) return false;
+    }
+  }
+  return true;
+}
+
+/** What a resource-based policy (topic, queue, key) says to a service principal, with its request context, about each action. */
+function serviceProblems(statements: Statement[], service: RegExp, actions: string[], what: string, context: RequestContext): string[] {
   const problems: string[] = [];
   for (const action of actions) {
-    const allowed = statements.some((s) => s.Effect === 'Allow' && servicesOf(s.Principal).some((p) => service.test(p)) && covers(s, action));
-    if (!allowed) problems.push(`${what} does not allow ${service.source.replace(/[\^$\\]/g, '')} to ${action}`);
-    const denied = statements.find((s) => s.Effect === 'Deny' && !isTlsOnlyDeny(s) && covers(s, action));
+    const matching = statements.filter((s) => s.Effect === 'Allow' && servicesOf(s.Principal).some((p) => service.test(p)) && covers(s, action));
+    if (!matching.length) problems.push(`${what} does not allow ${service.source.replace(/[\^$\\]/g, '')} to ${action}`);
+    else if (!matching.some((s) => conditionsHold(s.Condition, context))) {
+      problems.push(`${what} allows ${action} only under conditions this delivery does not meet (${JSON.stringify(context)}): ${JSON.stringify(matching.map((s) => s.Condition))}`);
+    }
+    const denied = statements.find((s) => s.Effect === 'Deny' && !isTlsOnlyDeny(s) && covers(s, action) && conditionsHold(s.Condition, context));
     if (denied) problems.push(`${what} denies ${action}: ${JSON.stringify(denied)}`);
   }
   return problems;
@@ -83,13 +116,14 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
   };
 
   /** KMS use by a service principal, checked on the key policy of the key that encrypts the receiver. */
-  const keyProblems = (keyRef: Cfn, service: RegExp, actions: string[], receiver: string): string[] => {
+  const keyProblems = (keyRef: Cfn, service: RegExp, actions: string[], receiver: string, context: RequestContext): string[] => {
     if (keyRef === undefined) return [];
     const keyId = targetId(keyRef);
     const policy = keyPolicy(keyId);
     if (!policy) return [`${receiver} is encrypted with a key outside the stack (${render(keyRef)}): cannot check its policy`];
-    return serviceProblems(policy, service, actions, `key policy of ${keyId}`);
+    return serviceProblems(policy, service, actions, `key policy of ${keyId}`, context);
   };
+  const account = '${AWS::AccountId}';
 
   /** Role-based delivery: the role's policies allow the action on the target, and on its key (which delegates to IAM). */
   const roleProblems = (roleId: string | undefined, action: string, targetRef: string, keyRef: Cfn, kmsActions: string[]): string[] => {
@@ -118,10 +152,14 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
     for (const topicId of new Set(actions.map(targetId).filter((id): id is string => resources[id ?? '']?.Type === 'AWS::SNS::Topic'))) {
       const service = /^cloudwatch\.amazonaws\.com$/;
       const topicPolicy = attachedPolicy('AWS::SNS::TopicPolicy', 'Topics', topicId);
+      const context = {
+        'aws:SourceAccount': account,
+        'aws:SourceArn': `arn:\${AWS::Partition}:cloudwatch:\${AWS::Region}:${account}:alarm:${render(alarm.Properties?.AlarmName ?? `\${${alarmId}}`)}`,
+      };
       const problems = [
         // No topic policy: SNS's default one allows the account's services. A topic policy replaces it.
-        ...(topicPolicy ? serviceProblems(topicPolicy, service, ['sns:Publish'], `topic policy of ${topicId}`) : []),
-        ...keyProblems(resources[topicId]!.Properties?.KmsMasterKeyId, service, ['kms:Decrypt', 'kms:GenerateDataKey'], topicId),
+        ...(topicPolicy ? serviceProblems(topicPolicy, service, ['sns:Publish'], `topic policy of ${topicId}`, context) : []),
+        ...keyProblems(resources[topicId]!.Properties?.KmsMasterKeyId, service, ['kms:Decrypt', 'kms:GenerateDataKey'], topicId, context),
       ];
       paths.push({ kind: 'alarm-to-topic', from: `cloudwatch.amazonaws.com (${alarmId})`, to: topicId, problems });
     }
@@ -133,13 +171,15 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
       const queueId = targetId(q.QueueArn)!;
       const service = /^s3\.amazonaws\.com$/;
       const queuePolicy = attachedPolicy('AWS::SQS::QueuePolicy', 'Queues', queueId) ?? [];
+      // S3 presents the notifying bucket's ARN and the account that owns it.
+      const context = { 'aws:SourceArn': `\${${targetId(n.Properties?.BucketName)}.Arn}`, 'aws:SourceAccount': account };
       paths.push({
         kind: 's3-notification-to-queue',
         from: `s3.amazonaws.com (${render(n.Properties?.BucketName)})`,
         to: queueId,
         problems: [
-          ...serviceProblems(queuePolicy, service, ['sqs:SendMessage'], `queue policy of ${queueId}`),
-          ...keyProblems(queueKey(queueId), service, ['kms:GenerateDataKey', 'kms:Decrypt'], queueId),
+          ...serviceProblems(queuePolicy, service, ['sqs:SendMessage'], `queue policy of ${queueId}`, context),
+          ...keyProblems(queueKey(queueId), service, ['kms:GenerateDataKey', 'kms:Decrypt'], queueId, context),
         ],
       });
     }
@@ -187,8 +227,32 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
       kind: 'logs-to-log-group',
       from: 'logs.<region>.amazonaws.com',
       to: groupId,
-      problems: keyProblems(group.Properties.KmsKeyId, /^logs\.(\$\{AWS::Region\}|[a-z0-9-]+)\.amazonaws\.com$/, ['kms:Encrypt', 'kms:Decrypt', 'kms:GenerateDataKey'], groupId),
+      problems: keyProblems(group.Properties.KmsKeyId, /^logs\.(\$\{AWS::Region\}|[a-z0-9-]+)\.amazonaws\.com$/, ['kms:Encrypt', 'kms:Decrypt', 'kms:GenerateDataKey'], groupId, {
+        // CloudWatch Logs names the log group in the encryption context of every call it makes with the key.
+        'kms:EncryptionContext:aws:logs:arn': `arn:\${AWS::Partition}:logs:\${AWS::Region}:${account}:log-group:\${${groupId}}`,
+      }),
     });
   }
   return paths;
+}
+
+/** Condition keys that tie a service principal's access to resources or accounts of this stack. */
+const PINNING_KEYS = [/^aws:SourceArn$/, /^aws:SourceAccount$/, /^kms:EncryptionContext:/, /^kms:ViaService$/];
+
+/**
+ * Allow statements for a service principal, in the resource policies of the stack (key, queue, topic and bucket
+ * policies), that no condition ties to a source: any resource of that service, in any account, may use them.
+ */
+export function unpinnedServiceGrants(template: Template): string[] {
+  const found: string[] = [];
+  for (const [id, r] of Object.entries(template.Resources)) {
+    const doc =
+      r.Type === 'AWS::KMS::Key' ? r.Properties?.KeyPolicy : ['AWS::SQS::QueuePolicy', 'AWS::SNS::TopicPolicy', 'AWS::S3::BucketPolicy'].includes(r.Type) ? r.Properties?.PolicyDocument : undefined;
+    for (const s of (doc?.Statement ?? []) as Statement[]) {
+      if (s.Effect !== 'Allow' || !servicesOf(s.Principal).length) continue;
+      const keys = Object.values(s.Condition ?? {}).flatMap((k) => Object.keys(k as object));
+      if (!keys.some((k) => PINNING_KEYS.some((p) => p.test(k)))) found.push(`${id}: ${servicesOf(s.Principal).join(', ')} ${actionsOf(s).join(', ')}`);
+    }
+  }
+  return found;
 }

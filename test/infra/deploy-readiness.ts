@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { EnvironmentConfig } from '../../config/environments.js';
 import { PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
-import { walkDeliveryPaths, type DeliveryPath, type PathKind } from './delivery-paths.js';
+import { unpinnedServiceGrants, walkDeliveryPaths, type DeliveryPath, type PathKind } from './delivery-paths.js';
 import { logicalIdOf, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
@@ -75,6 +75,30 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
         k.Properties.KeyPolicy.Statement = k.Properties.KeyPolicy.Statement.filter((s: Cfn) => !JSON.stringify(s.Principal).includes('s3.amazonaws.com'));
       }
       assert.throws(() => assertDeliverable(noS3), /s3-notification-to-queue .*kms:GenerateDataKey/);
+    });
+
+    it("lets S3 use the parse queue and its key only for the raw bucket's notifications, in this account", () => {
+      const rawArn = { 'Fn::GetAtt': [logicalIdOf(stack, stack.lake.rawBucket), 'Arn'] };
+      const pinned = { ArnLike: { 'aws:SourceArn': rawArn }, StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } };
+      const s3Statements = (doc: Cfn) => (doc.Statement as Cfn[]).filter((st) => JSON.stringify(st.Principal).includes('s3.amazonaws.com'));
+      const queueKey = json.Resources[logicalIdOf(stack, stack.parse.queueKey)]!;
+      const queuePolicy = byType(json, 'AWS::SQS::QueuePolicy').find(([, p]) => JSON.stringify(p.Properties.Queues).includes(logicalIdOf(stack, stack.parse.queue)))!;
+      for (const statements of [s3Statements(queueKey.Properties.KeyPolicy), s3Statements(queuePolicy[1].Properties.PolicyDocument)]) {
+        assert.ok(statements.length > 0);
+        for (const st of statements) assert.deepEqual(st.Condition, pinned);
+      }
+      // Read as IAM would: a notification from another bucket meets neither policy.
+      const foreign = clone(json);
+      for (const [, n] of byType(foreign, 'Custom::S3BucketNotifications')) n.Properties.BucketName = { Ref: 'SomeOtherBucket' };
+      assert.throws(() => assertDeliverable(foreign), /s3-notification-to-queue .*only under conditions this delivery does not meet/);
+    });
+
+    it("leaves no service principal's grant unpinned to a source (CDK's S3-to-SQS wiring added one to the queue key)", () => {
+      assert.deepEqual(unpinnedServiceGrants(json), []);
+      const widened = clone(json);
+      const key = widened.Resources[logicalIdOf(stack, stack.parse.queueKey)]!;
+      for (const st of key.Properties.KeyPolicy.Statement as Cfn[]) if (JSON.stringify(st.Principal).includes('s3.amazonaws.com')) delete st.Condition;
+      assert.match(unpinnedServiceGrants(widened).join('\n'), /s3\.amazonaws\.com kms:GenerateDataKey/);
     });
 
     it('fails when a role may not send to its dead-letter queue', () => {

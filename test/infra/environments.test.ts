@@ -27,10 +27,32 @@ describe('environments configuration', () => {
     assert.deepEqual(env.raw, { transitionAfterDays: 30, storageClass: 'GLACIER_INSTANT_RETRIEVAL', noncurrentVersionExpirationDays: 365 });
     assert.equal(env.athena.resultsExpirationDays, 7);
     assert.equal(env.athena.bytesScannedCutoffPerQuery, 10 * 1024 ** 3);
-    assert.deepEqual(env.fetch, { timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: null });
-    assert.deepEqual(env.parse, { timeoutSeconds: 900, memoryMb: 2048, reservedConcurrency: null });
+    assert.deepEqual(env.fetch, { timeoutSeconds: 900, memoryMb: 512, reservedConcurrency: null });
+    assert.deepEqual(env.parse, { timeoutSeconds: 120, memoryMb: 2048, reservedConcurrency: null });
     assert.equal(env.logRetentionDays, 400);
+    assert.equal(env.athena.projectionStart, '2020-01-01');
+    assert.equal(env.logLevel, 'INFO');
     assert.equal(env.account, undefined, 'environment-agnostic unless configured');
+  });
+
+  it("refuses a log level at which Lambda's filter would drop the alarms' metric lines, saying why", () => {
+    for (const level of ['WARN', 'ERROR']) {
+      assert.throws(
+        () => parseEnvironment({ ...minimal, logLevel: level }, 'config/environments/production.json'),
+        (e: unknown) =>
+          e instanceof ConfigurationError &&
+          /config\/environments\/production\.json/.test(e.message) &&
+          /logLevel: must be one of DEBUG, INFO: .*drops the metric lines every alarm reads/.test(e.message),
+      );
+    }
+    assert.equal(parseEnvironment({ ...minimal, logLevel: 'DEBUG' }, 'x.json').logLevel, 'DEBUG');
+  });
+
+  it('takes a projection start that is a real date, and refuses one that is not', () => {
+    assert.equal(parseEnvironment({ ...minimal, athena: { projectionStart: '2015-03-01' } }, 'x.json').athena.projectionStart, '2015-03-01');
+    for (const bad of ['2015-02-30', '2015-3-1', 'NOW-3YEARS']) {
+      assert.throws(() => parseEnvironment({ ...minimal, athena: { projectionStart: bad } }, 'x.json'), /athena\.projectionStart: must be a date YYYY-MM-DD/);
+    }
   });
 
   it('refuses a plain-http endpoint, naming the file and the field', () => {

@@ -11,7 +11,7 @@ import type { IConstruct } from 'constructs';
 import { loadEnvironments } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
-import { MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
+import { MAX_RECEIVE_COUNT, MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
 import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
 import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
@@ -115,7 +115,7 @@ describe('ReportsPipelineStack', () => {
       const q = queues[id(parse.queue)]!.Properties as Cfn;
       assert.ok(q.VisibilityTimeout >= VISIBILITY_FACTOR * fn.Timeout, `${q.VisibilityTimeout} >= 6 x ${fn.Timeout}`);
       assert.deepEqual(q.KmsMasterKeyId, { 'Fn::GetAtt': [id(parse.queueKey), 'Arn'] });
-      assert.deepEqual(q.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [id(parse.deadLetterQueue), 'Arn'] }, maxReceiveCount: 3 });
+      assert.deepEqual(q.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [id(parse.deadLetterQueue), 'Arn'] }, maxReceiveCount: MAX_RECEIVE_COUNT });
     });
 
     it('reports batch item failures, one file at a time, at most two at once', () => {

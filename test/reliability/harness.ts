@@ -166,6 +166,7 @@ async function startWorld(): Promise<World> {
     RAW_BUCKET: buckets.raw,
     CURATED_BUCKET: buckets.curated,
     PIPELINE_ENVIRONMENT: ENVIRONMENT,
+    PROJECTION_START: '2020-01-01',
     AWS_REGION: 'eu-central-1',
     AWS_ENDPOINT_URL_S3: lake.endpoint,
     AWS_ACCESS_KEY_ID: LOCAL_LAKE_CREDENTIALS.accessKeyId,

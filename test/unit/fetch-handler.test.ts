@@ -63,6 +63,7 @@ describe('fetch-report handler', () => {
       SECRET_NAME,
       RAW_BUCKET: buckets.raw,
       PIPELINE_ENVIRONMENT: 'test',
+      PROJECTION_START: '2020-01-01',
       AWS_REGION: 'eu-central-1',
       AWS_ENDPOINT_URL_S3: lake.endpoint,
       AWS_ACCESS_KEY_ID: LOCAL_LAKE_CREDENTIALS.accessKeyId,
@@ -271,14 +272,47 @@ describe('fetch-report handler', () => {
       const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), context));
       assert.ok(run.error instanceof WindowFetchFailures, String(run.error));
       assert.equal(run.error.errors.length, 2);
-      for (const e of run.error.errors) {
-        assert.ok(e instanceof GatewayUnavailable);
-        assert.match(e.message, /time-out was 15 s away/);
-      }
+      const [first, last] = run.error.errors as GatewayUnavailable[];
+      assert.ok(first instanceof GatewayUnavailable && last instanceof GatewayUnavailable);
+      // The first window may use half of the 300 ms, the last one what is left until the deadline.
+      assert.match(first.message, /window 2026-11-17T00:00:00\/2026-11-18T00:00:00 used its share of the run's time \(0 s: .* divided by the 2 window\(s\)/);
+      assert.match(last.message, /time-out was 15 s away/);
       assert.deepEqual(await rawKeys(), []);
     } finally {
       process.env.ENDPOINT_URL = endpoint;
       await slow.close();
+    }
+  });
+
+  it('shares the run between its windows: a first window that hangs is stopped at its share and the next one is still stored', async () => {
+    // Only the first request hangs (30 s); 15 s of margin + 4 s leaves the run 4 s: 2 s for the first of two windows.
+    const hanging = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'slow', delayMs: 30_000, times: 1 } });
+    const endpoint = process.env.ENDPOINT_URL;
+    process.env.ENDPOINT_URL = hanging.url;
+    try {
+      useSecret(hanging.credentials.hmac);
+      const context = { ...lambdaContext('req-share'), getRemainingTimeInMillis: () => 19_000 };
+      const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), context));
+      assert.ok(run.error instanceof GatewayUnavailable, String(run.error));
+      assert.match(run.error.message, /window 2026-11-17T00:00:00\/2026-11-18T00:00:00 used its share of the run's time \(2 s:/);
+      // Without the share, the hanging window would have used the whole run and the other one would be missing too.
+      assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-16/2026-11-16T00-00-00.csv']);
+    } finally {
+      process.env.ENDPOINT_URL = endpoint;
+      await hanging.close();
+    }
+  });
+
+  it('refuses a window before the projection start, naming the setting, before any gateway call', async () => {
+    const start = process.env.PROJECTION_START;
+    process.env.PROJECTION_START = '2026-11-17';
+    try {
+      const run = await captureJsonLines(() => handler(eventFixture('backfill-request.json'), lambdaContext('req-projection')));
+      assert.ok(run.error instanceof ConfigurationError, String(run.error));
+      assert.match(run.error.message, /^The window 2026-11-16 of report "transactions" is before 2026-11-17, .*athena\.projectionStart of environment "test"/);
+      assert.deepEqual(await rawKeys(), []);
+    } finally {
+      process.env.PROJECTION_START = start;
     }
   });
 

@@ -1,0 +1,14 @@
+import { loadEnvironments } from '../../config/environments.js';
+import type { ProjectionSetting } from '../../functions/core/partition-projection.js';
+
+/**
+ * The projection start a local `run` or `backfill` checks its windows against. The local lake belongs to no
+ * environment, and its data is meant for the deployed ones: a window that some environment's Athena would never show
+ * is refused, naming that environment's setting. So the latest athena.projectionStart of config/environments/ wins.
+ */
+export function localProjectionSetting(): ProjectionSetting {
+  const environments = loadEnvironments();
+  const start = environments.map((e) => e.athena.projectionStart).reduce((a, b) => (a > b ? a : b));
+  const names = environments.filter((e) => e.athena.projectionStart === start).map((e) => `config/environments/${e.name}.json`);
+  return { start, source: `athena.projectionStart in ${names.join(' and ')}` };
+}
