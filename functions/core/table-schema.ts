@@ -6,7 +6,8 @@ import type { ColumnDefinition } from './report-definition.js';
  *  1. the Parquet schema hyparquet-writer writes into every file's footer,
  *  2. the Glue table's columns (Athena type strings),
  *  3. the local DuckDB view over the same files.
- * Each use maps one column definition through one switch here; no other file spells a type.
+ * Each use maps one column definition through one switch here; no other file spells a type. A fourth reads
+ * them back: the aggregates `reports status` runs through Athena to decode every column (valueAggregates).
  * test/unit/table-schema.test.ts writes a file of every type and proves the three agree.
  */
 
@@ -100,8 +101,9 @@ export function glueColumns(columns: readonly ColumnDefinition[]): Array<{ name:
   return columns.map((c) => ({ name: c.name, type: athenaType(c), ...(c.description ? { comment: c.description } : {}) }));
 }
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+/** A double-quoted identifier and a single-quoted string literal, as Trino (Athena) and DuckDB both read them. */
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
  * The DuckDB view that plays the Glue table locally: every column cast to the type Athena sees, so a
@@ -117,6 +119,39 @@ export function duckdbViewSql(viewName: string, glob: string, columns: readonly 
     `CREATE OR REPLACE VIEW ${ident(viewName)} AS SELECT\n  ${select.join(',\n  ')}\n` +
     `FROM read_parquet(${literal(glob)}, hive_partitioning = true)`
   );
+}
+
+/** What an aggregate of valueAggregates computes: `longest` is the longest text, in characters. */
+export type ValueAggregateKind = 'min' | 'max' | 'sum' | 'longest';
+
+/**
+ * Aggregates over one column whose results depend on every value of it, for a query that must decode the
+ * column and not only read the files' footers (`reports status`, local/cli/status.ts). A `count(*)` is
+ * answered from the row counts in the footers, so a file whose column types disagree with the table still
+ * counts; Athena checks a column's Parquet type against the table's when it reads the column, so each
+ * column appears in at least one of these. Trino aggregates the values it decodes: it uses the footers'
+ * min/max statistics only to skip row groups for a WHERE on the column (this query filters on the
+ * partition key alone). Valid in Trino (Athena) and DuckDB alike; identifiers double-quoted.
+ *  - string: the longest value (`max(length(...))`), not min/max, which would print free text;
+ *  - bigint, timestamp, date: min and max (the range of the window's timestamps is what an operator checks);
+ *  - decimal: the sum (exact: Trino sums decimal(p,s) as decimal(38,s)).
+ * These are every type a definition allows (report-definition.ts); the switch fails to compile when one is added.
+ */
+export function valueAggregates(column: ColumnDefinition): Array<{ kind: ValueAggregateKind; sql: string }> {
+  const c = ident(column.name);
+  switch (column.kind) {
+    case 'string':
+      return [{ kind: 'longest', sql: `max(length(${c}))` }];
+    case 'decimal':
+      return [{ kind: 'sum', sql: `sum(${c})` }];
+    case 'bigint':
+    case 'timestamp':
+    case 'date':
+      return [
+        { kind: 'min', sql: `min(${c})` },
+        { kind: 'max', sql: `max(${c})` },
+      ];
+  }
 }
 
 function decimalOf(column: Pick<ColumnDefinition, 'precision' | 'scale'>): { precision: number; scale: number } {

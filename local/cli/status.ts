@@ -7,16 +7,27 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ColumnDefinition } from '../../functions/core/report-definition.js';
 import { PREFIX } from '../../functions/core/s3-keys.js';
+import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
  * what is left to do. Reads the stack's outputs, then one check per item: the secret no longer holds the
  * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
- * messages waiting in each dead-letter queue, and one `SELECT count(*)` per report through the workgroup for the
- * newest `dt`. A check that cannot be made (no permission, a throttled call) says so and the others still run.
- * The secret's value is read only to compare it with the placeholder: it is never printed.
+ * messages waiting in each dead-letter queue, and one query per report through the workgroup that reads every
+ * value of the newest `dt`. A check that cannot be made (no permission, a throttled call) says so and the others
+ * still run. The secret's value is read only to compare it with the placeholder: it is never printed.
+ *
+ * The query reads values, not footers. Athena answers a `count(*)` from the row counts in the Parquet footers,
+ * so a file whose column types disagree with the Glue table (INT64 where the table says decimal(18,3) or
+ * string) still counts. The query selects the count and, per column of the report's definition, aggregates
+ * that decode it (functions/core/table-schema.ts, valueAggregates: the same column list the Glue table is
+ * generated from), filtered on the newest `dt` so it scans one partition. When it fails, the line is TODO and
+ * names the column and the two types Athena's reason gives; what to do is in docs/operations.md, "A table that
+ * does not read". When it succeeds, the line gives the count, the first timestamp column's range and each
+ * decimal's sum, where a wrong scale or unit shows. A PDF report has no table: nothing to read.
  */
 
 export type Verdict = 'OK' | 'TODO' | 'UNKNOWN';
@@ -39,23 +50,30 @@ export interface StatusClients {
   athena: AthenaClient;
 }
 
+export interface StatusReport {
+  id: string;
+  window: string;
+  columns: readonly ColumnDefinition[];
+}
+
 export interface StatusInput {
   environment: string;
-  /** The reports of the catalog: id and window ("P1D"). */
-  reports: ReadonlyArray<{ id: string; window: string }>;
+  /** The reports of the catalog: id, window ("P1D") and columns (the definition's, which the Glue table is generated from). */
+  reports: ReadonlyArray<StatusReport>;
   /** The environment's freshnessGraceHours: a newest load older than window + grace is late. */
   freshnessGraceHours: number;
   clients: StatusClients;
   now?: () => Date;
   /** Between polls of a running Athena query. */
   sleep?: (ms: number) => Promise<void>;
-  /** How long to wait for each count query. */
+  /** How long to wait for each report's query. */
   queryTimeoutMs?: number;
 }
 
 /** The text the stack writes into every field of a created secret. */
 const PLACEHOLDER = PLACEHOLDER_SECRET.login;
 const DOCS = 'docs/deploy.md';
+const OPERATIONS = 'docs/operations.md';
 
 const errorName = (e: unknown) => (e instanceof Error ? e.name : 'Error');
 const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
@@ -211,7 +229,7 @@ function windowHours(window: string): number {
   return size.unit === 'day' ? size.count * 24 : size.count;
 }
 
-async function checkLoad(input: StatusInput, bucket: string, report: { id: string; window: string }): Promise<{ item: StatusItem; newest?: NewestLoad }> {
+async function checkLoad(input: StatusInput, bucket: string, report: StatusReport): Promise<{ item: StatusItem; newest?: NewestLoad }> {
   const item = `newest load ${report.id}`;
   let newest: NewestLoad | undefined;
   try {
@@ -264,15 +282,118 @@ async function checkDeadLetters(input: StatusInput, outputs: Record<string, stri
   );
 }
 
-async function countRows(input: StatusInput, outputs: Record<string, string>, reportId: string, dt: string): Promise<StatusItem> {
-  const item = `rows ${reportId}`;
+/** The query that reads one partition's values: its count, then per column the aggregates that decode it. */
+export function partitionValuesQuery(report: Pick<StatusReport, 'id' | 'columns'>, dt: string): { sql: string; aggregates: ReadAggregate[] } {
+  const aggregates = report.columns.flatMap((column) => valueAggregates(column).map(({ kind, sql }) => ({ column, kind, sql })));
+  const partitionKey = PARTITION_KEYS[0]!.name;
+  return {
+    sql: `SELECT\n  ${['count(*)', ...aggregates.map((a) => a.sql)].join(',\n  ')}\nFROM ${ident(report.id)}\nWHERE ${ident(partitionKey)} = ${literal(dt)}`,
+    aggregates,
+  };
+}
+
+/** One aggregate of the query, for reading its result back. */
+export interface ReadAggregate {
+  column: ColumnDefinition;
+  kind: ValueAggregateKind;
+  sql: string;
+}
+
+/** What a failed read says about the columns, from Athena's StateChangeReason. */
+export interface ReadFailure {
+  /** The columns named, as the report spells them when it has them. */
+  columns: string[];
+  /** The column's type in the Parquet file, and in the deployed table, when the message gives them. */
+  fileType?: string;
+  tableType?: string;
+  /** The deployed table lacks the column (this checkout's definition has it), or the caller may not read it. */
+  missing?: boolean;
+}
+
+/** Trino's and Hive's names of a type, as a Glue column type (athenaType) spells it: varchar -> string, timestamp(3) -> timestamp. */
+const glueTypeName = (type: string) =>
+  type.toLowerCase().replace(/\s+/g, '').replace(/^varchar(\(\d+\))?$/, 'string').replace(/^timestamp\(\d+\)$/, 'timestamp');
+
+/**
+ * Reads a failed query's reason for the column it names and the two types. The shapes are those Athena
+ * gives when a Parquet file's column disagrees with the table: test/unit/status.test.ts quotes real ones.
+ */
+export function explainReadFailure(reason: string, columns: readonly ColumnDefinition[]): ReadFailure {
+  const text = reason.replace(/\s+/g, ' ');
+  const ours = (name: string) => columns.find((c) => c.name.toLowerCase() === name.toLowerCase())?.name ?? name;
+  // Hive's reader (Athena engine 2, and engine 3 for some files): "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://… is incompatible with type decimal(18,3) defined in table schema"
+  let m = /Field (\S+?)'s type (.+?) in parquet(?: file \S+)? is incompatible with type (\S+) defined in table schema/i.exec(text);
+  if (m) return { columns: [ours(m[1]!)], fileType: m[2]!, tableType: m[3]! };
+  // Trino's reader: "Unsupported Trino column type (varchar) for Parquet column ([day] optional int32 day (DATE))"
+  m = /Unsupported Trino column type \((.+?)\) for Parquet column \(\[([^\]]+)\] (?:optional|required|repeated) (\w+) [^\s()]+(?: \(((?:[^()]|\([^()]*\))*)\))?\)/i.exec(text);
+  if (m) return { columns: [ours(m[2]!.split(',')[0]!.trim())], fileType: `${m[3]!.toUpperCase()}${m[4] ? ` ${m[4]}` : ''}`, tableType: m[1]! };
+  // The query names a column the deployed table does not have (or one the caller may not read):
+  // "COLUMN_NOT_FOUND: line 3:3: Column 'fee' cannot be resolved or requester is not authorized to access requested resources"
+  m = /Column '([^']+)' cannot be resolved/i.exec(text);
+  if (m) return { columns: [ours(m[1]!)], missing: true };
+  // Any other message: the report's columns it names, outside the S3 locations (which hold the report's id).
+  const outsideLocations = text.replace(/s3:\/\/\S+/g, ' ');
+  return { columns: columns.map((c) => c.name).filter((name) => new RegExp(`(?<![A-Za-z0-9_])${name}(?![A-Za-z0-9_])`, 'i').test(outsideLocations)) };
+}
+
+/** Where docs/operations.md says what to do when this check fails. */
+const UNREADABLE = `${OPERATIONS}, "A table that does not read"`;
+
+function failedReadDetail(report: StatusReport, dt: string, stack: string, state: string, reason: string): string {
+  const failure = explainReadFailure(reason, report.columns);
+  const athena = `Athena: ${reason}`;
+  const [first] = failure.columns;
+  if (failure.missing && first) {
+    return (
+      `the deployed table ${report.id} has no column ${first}, which this checkout's definition has: deploy this definition (npx cdk deploy ${stack}) ` +
+      `or run status from the version deployed; if it has the column, your credentials may not read it (${UNREADABLE}). ${athena}`
+    );
+  }
+  if (first) {
+    const definition = report.columns.find((c) => c.name === first);
+    const types = failure.fileType && failure.tableType ? ` is ${failure.fileType} in the Parquet file of dt=${dt} but ${failure.tableType} in the table` : ` of dt=${dt} does not read`;
+    const checkout =
+      definition && failure.tableType && glueTypeName(failure.tableType) !== athenaType(definition)
+        ? ` (this checkout's definition says ${athenaType(definition)}: it is not what is deployed)`
+        : '';
+    return (
+      `column ${failure.columns.join(', ')}${types}${checkout}: the definition and the files disagree. Reload the window so the deployed ` +
+      `definition rewrites it, or deploy the definition the files were written with (${UNREADABLE}). ${athena}`
+    );
+  }
+  return `reading the values of dt=${dt} ${state.toLowerCase()}: ${reason} (${UNREADABLE})`;
+}
+
+function readDetail(results: Array<string | undefined>, aggregates: readonly ReadAggregate[], where: string): string {
+  const count = results[0] ?? '?';
+  if (count === '0') return `0 rows in ${where}: no value to read`;
+  const value = (column: ColumnDefinition, kind: ValueAggregateKind) => {
+    const i = aggregates.findIndex((a) => a.column === column && a.kind === kind);
+    return results[i + 1] ?? 'null';
+  };
+  const shown: string[] = [];
+  // The first timestamp column's range (else the first date's): the window's rows should fall in it.
+  const ranged = aggregates.find((a) => a.column.kind === 'timestamp')?.column ?? aggregates.find((a) => a.column.kind === 'date')?.column;
+  if (ranged) shown.push(`${ranged.name} ${value(ranged, 'min')} to ${value(ranged, 'max')}`);
+  for (const a of aggregates.filter((x) => x.kind === 'sum')) shown.push(`sum(${a.column.name}) ${value(a.column, 'sum')}`);
+  return `${count} row(s) in ${where}, every column read${shown.length ? `: ${shown.join(', ')}` : ''}`;
+}
+
+/**
+ * One query through the workgroup that decodes every column of the newest partition (partitionValuesQuery).
+ * A query that fails is TODO, naming the column and the types when Athena's reason gives them; one that
+ * cannot be started or waited for is UNKNOWN.
+ */
+async function readValues(input: StatusInput, outputs: Record<string, string>, report: StatusReport, dt: string): Promise<StatusItem> {
+  const item = `rows ${report.id}`;
   const { athena } = input.clients;
   const sleep = input.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   const deadline = Date.now() + (input.queryTimeoutMs ?? 60_000);
+  const { sql, aggregates } = partitionValuesQuery(report, dt);
   try {
     const { QueryExecutionId: id } = await athena.send(
       new StartQueryExecutionCommand({
-        QueryString: `SELECT count(*) FROM "${reportId}" WHERE dt = '${dt}'`,
+        QueryString: sql,
         WorkGroup: outputs.AthenaWorkGroupName,
         QueryExecutionContext: { Database: outputs.GlueDatabaseName },
       }),
@@ -281,14 +402,14 @@ async function countRows(input: StatusInput, outputs: Record<string, string>, re
       const status = (await athena.send(new GetQueryExecutionCommand({ QueryExecutionId: id }))).QueryExecution?.Status;
       if (status?.State === 'SUCCEEDED') break;
       if (status?.State === 'FAILED' || status?.State === 'CANCELLED') {
-        return { item, verdict: 'TODO', detail: `the count for dt=${dt} ${status.State.toLowerCase()}: ${status.StateChangeReason ?? 'no reason given'}` };
+        return { item, verdict: 'TODO', detail: failedReadDetail(report, dt, stackName(input.environment), status.State, status.StateChangeReason ?? 'no reason given') };
       }
       if (Date.now() > deadline) return { item, verdict: 'UNKNOWN', detail: `query ${id} still running; see it in the Athena console` };
       await sleep(1000);
     }
     const rows = (await athena.send(new GetQueryResultsCommand({ QueryExecutionId: id }))).ResultSet?.Rows ?? [];
-    const count = rows[1]?.Data?.[0]?.VarCharValue; // rows[0] is the header
-    return { item, verdict: 'OK', detail: `${count ?? '?'} row(s) in ${outputs.GlueDatabaseName}.${reportId} for dt=${dt}` };
+    const results = (rows[1]?.Data ?? []).map((d) => d.VarCharValue); // rows[0] is the header
+    return { item, verdict: 'OK', detail: readDetail(results, aggregates, `${outputs.GlueDatabaseName}.${report.id} for dt=${dt}`) };
   } catch (e) {
     return unknown(item, e, "the analysts' policy (output AnalystPolicyArn) or the same Athena, Glue, S3 and KMS permissions");
   }
@@ -320,7 +441,7 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const counts = await Promise.all(
     input.reports.map((r, i) => {
       const newest = loads[i]!.newest;
-      if (newest?.outcome === 'loaded') return countRows(input, outputs, r.id, newest.dt);
+      if (newest?.outcome === 'loaded') return readValues(input, outputs, r, newest.dt);
       // A PDF report is kept raw and has no table: nothing to count is its normal state.
       if (newest?.outcome === 'not-parsed') return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
       return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
@@ -342,7 +463,7 @@ export async function runStatusCommand(opts: { environment: string; region?: str
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };
   const items = await collectStatus({
     environment: config.name,
-    reports: loadCatalog().reports.map((r) => ({ id: r.id, window: r.window })),
+    reports: loadCatalog().reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),
     freshnessGraceHours: config.freshnessGraceHours,
     clients: {
       cloudFormation: new CloudFormationClient(clientConfig),

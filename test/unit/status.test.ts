@@ -1,4 +1,11 @@
+import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { beforeEach, describe, it } from 'node:test';
 import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
@@ -9,12 +16,19 @@ import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns'
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { PLACEHOLDER_SECRET } from '../../config/naming.js';
-import { collectStatus, formatStatus, type StatusInput, type StatusItem } from '../../local/cli/status.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
+import { parseReportDefinition } from '../../functions/core/report-definition.js';
+import { duckdbViewSql } from '../../functions/core/table-schema.js';
+import { collectStatus, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
+import { openDuckDb } from '../helpers/duckdb.js';
 
 /**
- * `reports status` against mocked AWS APIs, one mock per call it makes. Fixture reports (a daily and a 6-hour
- * one), not the shipped catalog.
+ * `reports status` against mocked AWS APIs, one mock per call it makes. The fixture catalog's daily
+ * `transactions` report (test/fixtures/reports/), and a 6-hour report with the same columns.
  */
+
+const transactions = loadCatalog().get('transactions');
 
 const mocks = {
   cloudFormation: mockClient(CloudFormationClient),
@@ -43,8 +57,8 @@ const outputs = {
 const input = (): StatusInput => ({
   environment: 'test',
   reports: [
-    { id: 'daily_sales', window: 'P1D' },
-    { id: 'hourly', window: 'PT6H' },
+    { id: transactions.id, window: transactions.window, columns: transactions.columns },
+    { id: 'hourly', window: 'PT6H', columns: transactions.columns },
   ],
   freshnessGraceHours: 6,
   clients: {
@@ -86,35 +100,95 @@ function healthy() {
     .resolvesOnce({ Subscriptions: [{ Endpoint: 'finance@merchant.test', SubscriptionArn: `${outputs.AlarmTopicArn}:2` }] });
   mocks.scheduler.on(ListSchedulesCommand, { GroupName: outputs.ScheduleGroupName }).resolves({
     Schedules: [
-      { Name: 'daily_sales', State: 'ENABLED' },
+      { Name: 'transactions', State: 'ENABLED' },
       { Name: 'hourly', State: 'ENABLED' },
     ],
   });
   // Two pages for the daily report: the newest window is on the second.
   mocks.s3
-    .on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/daily_sales/' })
+    .on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/' })
     .callsFake((i: { ContinuationToken?: string }) =>
       i.ContinuationToken === 'p2'
-        ? { Contents: [{ Key: 'manifests/daily_sales/dt=2026-11-20/2026-11-20T00-00-00.json' }], IsTruncated: false }
-        : { Contents: [{ Key: 'manifests/daily_sales/dt=2026-11-18/2026-11-18T00-00-00.json' }, { Key: 'manifests/daily_sales/dt=2026-11-19/2026-11-19T00-00-00.json' }], IsTruncated: true, NextContinuationToken: 'p2' },
+        ? { Contents: [{ Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' }], IsTruncated: false }
+        : { Contents: [{ Key: 'manifests/transactions/dt=2026-11-18/2026-11-18T00-00-00.json' }, { Key: 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json' }], IsTruncated: true, NextContinuationToken: 'p2' },
     );
   mocks.s3.on(ListObjectsV2Command, { Prefix: 'manifests/hourly/' }).resolves({ Contents: [{ Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' }] });
   mocks.s3
-    .on(GetObjectCommand, { Key: 'manifests/daily_sales/dt=2026-11-20/2026-11-20T00-00-00.json' })
+    .on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' })
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T00:20:00Z', rows: { written: 250 } }) });
   mocks.s3
     .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T05:30:00Z', rows: { written: 12 } }) });
   mocks.sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' } });
-  mocks.athena.on(StartQueryExecutionCommand).callsFake((i: { QueryString: string }) => ({ QueryExecutionId: /daily_sales/.test(i.QueryString) ? 'q-daily' : 'q-hourly' }));
+  started.clear();
+  mocks.athena.on(StartQueryExecutionCommand).callsFake((i: { QueryString: string }) => {
+    const id = /FROM "transactions"/.test(i.QueryString) ? 'q-daily' : 'q-hourly';
+    started.set(id, i.QueryString);
+    return { QueryExecutionId: id };
+  });
   mocks.athena
     .on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' })
     .resolvesOnce({ QueryExecution: { Status: { State: 'RUNNING' } } })
     .resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
   mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-hourly' }).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
-  const result = (n: string) => ({ ResultSet: { Rows: [{ Data: [{ VarCharValue: '_col0' }] }, { Data: [{ VarCharValue: n }] }] } });
-  mocks.athena.on(GetQueryResultsCommand, { QueryExecutionId: 'q-daily' }).resolves(result('250'));
-  mocks.athena.on(GetQueryResultsCommand, { QueryExecutionId: 'q-hourly' }).resolves(result('48'));
+  mocks.athena.on(GetQueryResultsCommand, { QueryExecutionId: 'q-daily' }).callsFake(answer(DAILY_VALUES));
+  mocks.athena.on(GetQueryResultsCommand, { QueryExecutionId: 'q-hourly' }).callsFake(answer({ ...DAILY_VALUES, 'count(*)': '48' }));
+}
+
+/** The query for the fixture's transactions report (its columns: test/fixtures/reports/transactions.json). */
+const TRANSACTIONS_SQL = `SELECT
+  count(*),
+  max(length("merchant_name")),
+  min("transaction_id"),
+  max("transaction_id"),
+  max(length("merchant_oid")),
+  min("created_date"),
+  max("created_date"),
+  sum("amount"),
+  max(length("currency")),
+  max(length("transaction_type")),
+  max(length("order_description")),
+  min("date_of_report"),
+  max("date_of_report")
+FROM "transactions"
+WHERE "dt" = '2026-11-20'`;
+
+/** The expressions of a query's SELECT list, one a line as partitionValuesQuery writes them. */
+const selectList = (sql: string) => {
+  const lines = sql.split('\n');
+  return lines.slice(1, lines.findIndex((l) => l.startsWith('FROM '))).map((l) => l.trim().replace(/,$/, ''));
+};
+
+/** What Athena answers for the values query, by expression; an expression not listed is NULL. */
+const DAILY_VALUES: Record<string, string> = {
+  'count(*)': '250',
+  'max(length("merchant_name"))': '24',
+  'min("transaction_id")': '1000001',
+  'max("transaction_id")': '1000250',
+  'max(length("merchant_oid"))': '12',
+  'min("created_date")': '2026-11-20 00:00:07.000',
+  'max("created_date")': '2026-11-20 23:59:51.000',
+  'sum("amount")': '98765.432',
+  'max(length("currency"))': '3',
+  'max(length("transaction_type"))': '7',
+  'min("date_of_report")': '2026-11-21',
+  'max("date_of_report")': '2026-11-21',
+};
+/** The SQL of each query started, by its id. */
+const started = new Map<string, string>();
+/** GetQueryResults of a values query: a header row, then one row in the SELECT list's order. */
+function answer(values: Record<string, string>) {
+  return (i: { QueryExecutionId: string }) => {
+    const expressions = selectList(started.get(i.QueryExecutionId)!);
+    return {
+      ResultSet: {
+        Rows: [
+          { Data: expressions.map((_, i) => ({ VarCharValue: `_col${i}` })) },
+          { Data: expressions.map((e) => (e in values ? { VarCharValue: values[e] } : {})) },
+        ],
+      },
+    };
+  };
 }
 
 describe('reports status', () => {
@@ -134,25 +208,28 @@ describe('reports status', () => {
       'secret',
       'alarm e-mails',
       'schedules',
-      'newest load daily_sales',
+      'newest load transactions',
       'newest load hourly',
       'dead letters schedule',
       'dead letters fetch-failures',
       'dead letters parse',
-      'rows daily_sales',
+      'rows transactions',
       'rows hourly',
     ]);
     assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
-    assert.match(byItem(items, 'newest load daily_sales').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
-    assert.match(byItem(items, 'rows daily_sales').detail, /^250 row\(s\) in paynet_reports_test\.daily_sales for dt=2026-11-20$/);
-    assert.match(byItem(items, 'rows hourly').detail, /^48 row\(s\) .* for dt=2026-11-21$/);
-    // One count per report, through the workgroup and database of the outputs, for the newest dt only.
+    assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
+    assert.equal(
+      byItem(items, 'rows transactions').detail,
+      '250 row(s) in paynet_reports_test.transactions for dt=2026-11-20, every column read: created_date 2026-11-20 00:00:07.000 to 2026-11-20 23:59:51.000, sum(amount) 98765.432',
+    );
+    assert.match(byItem(items, 'rows hourly').detail, /^48 row\(s\) in paynet_reports_test\.hourly for dt=2026-11-21, every column read: /);
+    // One query per report, through the workgroup and database of the outputs, for the newest dt only.
     const queries = mocks.athena.commandCalls(StartQueryExecutionCommand).map((c) => c.args[0].input);
     assert.deepEqual(
       queries.map((q) => [q.QueryString, q.WorkGroup, q.QueryExecutionContext?.Database]),
       [
-        [`SELECT count(*) FROM "daily_sales" WHERE dt = '2026-11-20'`, 'paynet-reports-test', 'paynet_reports_test'],
-        [`SELECT count(*) FROM "hourly" WHERE dt = '2026-11-21'`, 'paynet-reports-test', 'paynet_reports_test'],
+        [TRANSACTIONS_SQL, 'paynet-reports-test', 'paynet_reports_test'],
+        [TRANSACTIONS_SQL.replace('FROM "transactions"', 'FROM "hourly"').replace("'2026-11-20'", "'2026-11-21'"), 'paynet-reports-test', 'paynet_reports_test'],
       ],
     );
     assert.equal(mocks.athena.commandCalls(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).length, 2, 'polled until it finished');
@@ -174,7 +251,7 @@ describe('reports status', () => {
         { Endpoint: 'finance@merchant.test', SubscriptionArn: `${outputs.AlarmTopicArn}:2` },
       ],
     });
-    mocks.scheduler.on(ListSchedulesCommand).resolves({ Schedules: [{ Name: 'daily_sales', State: 'DISABLED' }, { Name: 'hourly', State: 'DISABLED' }] });
+    mocks.scheduler.on(ListSchedulesCommand).resolves({ Schedules: [{ Name: 'transactions', State: 'DISABLED' }, { Name: 'hourly', State: 'DISABLED' }] });
     mocks.s3.on(ListObjectsV2Command).resolves({ IsTruncated: false });
     mocks.sqs.on(GetQueueAttributesCommand, { QueueUrl: outputs.DeadLettersFetchFailuresQueueUrl }).resolves({ Attributes: { ApproximateNumberOfMessages: '2', ApproximateNumberOfMessagesNotVisible: '1' } });
 
@@ -187,19 +264,19 @@ describe('reports status', () => {
     });
     assert.match(byItem(items, 'alarm e-mails').detail, /^1 of 2 not confirmed \(ops@merchant\.test\): follow the link/);
     assert.match(byItem(items, 'schedules').detail, /^2 of 2 disabled: .*"schedulesEnabled": true.*step 8/);
-    assert.match(byItem(items, 'newest load daily_sales').detail, /nothing loaded yet: .*backfill --deployed.*step 6/);
+    assert.match(byItem(items, 'newest load transactions').detail, /nothing loaded yet: .*backfill --deployed.*step 6/);
     assert.equal(byItem(items, 'dead letters fetch-failures').verdict, 'TODO');
     assert.match(byItem(items, 'dead letters fetch-failures').detail, /^3 message\(s\) waiting: see alarm dead-letters-fetch-failures/);
     assert.equal(byItem(items, 'dead letters parse').verdict, 'OK');
-    assert.equal(byItem(items, 'rows daily_sales').verdict, 'TODO');
+    assert.equal(byItem(items, 'rows transactions').verdict, 'TODO');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0, 'nothing to count, no query');
     for (const i of items.filter((x) => x.item !== 'stack' && x.item !== 'dead letters parse' && x.item !== 'dead letters schedule')) assert.equal(i.verdict, 'TODO', i.item);
   });
 
-  it('says a window is late, or failed, from the newest manifest, and reports a failed count query', async () => {
+  it('says a window is late, or failed, from the newest manifest, and reports a failed query', async () => {
     healthy();
     mocks.s3
-      .on(GetObjectCommand, { Key: 'manifests/daily_sales/dt=2026-11-20/2026-11-20T00-00-00.json' })
+      .on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' })
       .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-19T20:00:00Z', rows: { written: 250 } }) });
     mocks.s3
       .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
@@ -207,14 +284,18 @@ describe('reports status', () => {
     mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'TABLE_NOT_FOUND' } } });
 
     const items = await collectStatus(input());
-    const daily = byItem(items, 'newest load daily_sales');
+    const daily = byItem(items, 'newest load transactions');
     assert.equal(daily.verdict, 'TODO');
     assert.match(daily.detail, /^dt=2026-11-20: loaded, 34 h ago, 250 rows written: older than the window plus 6 h grace/);
     const hourly = byItem(items, 'newest load hourly');
     assert.equal(hourly.verdict, 'TODO');
     assert.match(hourly.detail, /^dt=2026-11-21: failed, 1 h ago: read s3:\/\/.*\/manifests\/hourly\/dt=2026-11-21\/2026-11-21T00-00-00\.json/);
-    assert.deepEqual(byItem(items, 'rows daily_sales'), { item: 'rows daily_sales', verdict: 'TODO', detail: 'the count for dt=2026-11-20 failed: TABLE_NOT_FOUND' });
-    assert.equal(byItem(items, 'rows hourly').verdict, 'TODO', 'no count of a window that did not load');
+    assert.deepEqual(byItem(items, 'rows transactions'), {
+      item: 'rows transactions',
+      verdict: 'TODO',
+      detail: 'reading the values of dt=2026-11-20 failed: TABLE_NOT_FOUND (docs/operations.md, "A table that does not read")',
+    });
+    assert.equal(byItem(items, 'rows hourly').verdict, 'TODO', 'no query of a window that did not load');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1);
   });
 
@@ -266,5 +347,172 @@ describe('reports status', () => {
     assert.equal(items[0]!.verdict, 'TODO');
     assert.match(items[0]!.detail, /ROLLBACK_COMPLETE: its first deploy failed .*describe-stack-events.*delete the stack and deploy again/);
     assert.equal(mocks.secrets.commandCalls(GetSecretValueCommand).length, 0);
+  });
+
+  it('reads every column: each one inside an aggregate that needs its values, not a count the footers answer', () => {
+    const { sql } = partitionValuesQuery(transactions, '2026-11-20');
+    assert.equal(sql, TRANSACTIONS_SQL);
+    const expressions = selectList(sql);
+    assert.equal(expressions[0], 'count(*)');
+    // A column's values, not its footer: min/max/sum of the value, or the length of each string.
+    const decodes = (name: string) => new RegExp(`^(?:(?:min|max|sum)\\("${name}"\\)|max\\(length\\("${name}"\\)\\))$`);
+    for (const column of transactions.columns) {
+      assert.ok(expressions.some((e) => decodes(column.name).test(e)), `${column.name} is decoded by one of ${expressions.join(', ')}`);
+    }
+    assert.equal(expressions.length, 1 + transactions.columns.reduce((n, c) => n + (c.kind === 'bigint' || c.kind === 'timestamp' || c.kind === 'date' ? 2 : 1), 0));
+    for (const e of expressions.slice(1)) assert.doesNotMatch(e, /^count\(/, `${e}: a count of a column may be answered without decoding it`);
+    assert.match(sql, /\nWHERE "dt" = '2026-11-20'$/, 'one partition only');
+  });
+
+  it('quotes every identifier and the dt literal', () => {
+    const base = loadCatalog().get('transactions');
+    // Reserved words in Trino, each of a kind, and a report id that is one too.
+    const quirky = parseReportDefinition(
+      {
+        ...base,
+        id: 'order',
+        columns: [
+          { header: 'A', name: 'select', type: 'string' },
+          { header: 'B', name: 'from', type: 'bigint' },
+          { header: 'C', name: 'group', type: 'decimal(9,2)' },
+          { header: 'D', name: 'timestamp', type: 'timestamp', pattern: 'yyyy-MM-dd HH:mm:ss' },
+          { header: 'E', name: 'date', type: 'date', pattern: 'yyyy-MM-dd' },
+        ],
+      },
+      'test',
+    );
+    const { sql } = partitionValuesQuery(quirky, "2026-11-20' OR '1'='1");
+    assert.deepEqual(selectList(sql), [
+      'count(*)',
+      'max(length("select"))',
+      'min("from")',
+      'max("from")',
+      'sum("group")',
+      'min("timestamp")',
+      'max("timestamp")',
+      'min("date")',
+      'max("date")',
+    ]);
+    assert.match(sql, /\nFROM "order"\nWHERE "dt" = '2026-11-20'' OR ''1''=''1'$/);
+  });
+
+  it('a query that fails on a type mismatch fails the check, naming the column and the types, and says what to do', async () => {
+    healthy();
+    // Athena's Hive reader, in the shape of the messages quoted in 'reads the column and the types from real Athena messages'.
+    const reason =
+      "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://paynet-reports-test-curated-123456789012-eu-central-1/tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet is incompatible with type decimal(18,3) defined in table schema";
+    mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: reason } } });
+    // Trino's reader names the column in brackets: a string column whose files hold INT64.
+    const trino = 'NOT_SUPPORTED: Unsupported Trino column type (varchar) for Parquet column ([merchant_oid] required int64 merchant_oid)';
+    mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-hourly' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: trino } } });
+
+    const items = await collectStatus(input());
+    assert.deepEqual(byItem(items, 'rows transactions'), {
+      item: 'rows transactions',
+      verdict: 'TODO',
+      detail:
+        'column amount is INT64 in the Parquet file of dt=2026-11-20 but decimal(18,3) in the table: the definition and the files disagree. ' +
+        'Reload the window so the deployed definition rewrites it, or deploy the definition the files were written with ' +
+        `(docs/operations.md, "A table that does not read"). Athena: ${reason}`,
+    });
+    const hourly = byItem(items, 'rows hourly');
+    assert.equal(hourly.verdict, 'TODO');
+    assert.match(hourly.detail, /^column merchant_oid is INT64 in the Parquet file of dt=2026-11-21 but varchar in the table: the definition and the files disagree\. /);
+    assert.equal(mocks.athena.commandCalls(GetQueryResultsCommand).length, 0, 'a failed query has no results to read');
+    assert.match(formatStatus(items), /^TODO {4}rows transactions {2,}column amount is INT64 /m);
+  });
+
+  it('says when the deployed table is not this checkout\'s definition, or lacks a column of it', async () => {
+    healthy();
+    const older = "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://b/tables/transactions/dt=2026-11-20/x.parquet is incompatible with type decimal(18,2) defined in table schema";
+    mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: older } } });
+    const missing = "COLUMN_NOT_FOUND: line 11:3: Column 'order_description' cannot be resolved or requester is not authorized to access requested resources";
+    mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-hourly' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: missing } } });
+    const items = await collectStatus(input());
+    assert.match(
+      byItem(items, 'rows transactions').detail,
+      /^column amount is INT64 in the Parquet file of dt=2026-11-20 but decimal\(18,2\) in the table \(this checkout's definition says decimal\(18,3\): it is not what is deployed\): /,
+    );
+    assert.equal(byItem(items, 'rows hourly').verdict, 'TODO');
+    assert.match(
+      byItem(items, 'rows hourly').detail,
+      /^the deployed table hourly has no column order_description, which this checkout's definition has: deploy this definition \(npx cdk deploy PaynetReports-test\) /,
+    );
+  });
+
+  it('reads the column and the types from real Athena messages', () => {
+    const cases: Array<[source: string, reason: string, expected: ReturnType<typeof explainReadFailure>]> = [
+      [
+        // aws/aws-sdk-pandas issue #57: a string column whose Parquet files hold INT64.
+        'https://github.com/aws/aws-sdk-pandas/issues/57',
+        "HIVE_BAD_DATA: Field primary_key's type INT64 in parquet is incompatible with type string defined in table schema",
+        { columns: ['primary_key'], fileType: 'INT64', tableType: 'string' },
+      ],
+      [
+        // mbta/data_platform, doc/adr/0007-move-to-string-type-for-all-cubic-provided-data.md (wrapped there for width; the file's key is one token).
+        'https://github.com/mbta/data_platform/blob/main/doc/adr/0007-move-to-string-type-for-all-cubic-provided-data.md',
+        "HIVE_BAD_DATA: Field sys_created_by's type BINARY in parquet file \ns3://mbta-ctd-dataplatform-dev-springboard/cubic/ods_qlik/EDW.SVN_U_FS_RPIR_CODE_RT_CAUSE_ID/snapshot=20220608T234623Z/identifier=LOAD00000001.csv.gz/part-00001-bfe93dfd-7c3b-42d2-b88d-4577a4f1bda2.c000.snappy.parquet \nis incompatible with type bigint defined in table schema",
+        { columns: ['sys_created_by'], fileType: 'BINARY', tableType: 'bigint' },
+      ],
+      [
+        // trinodb/trino issue #17733, from Athena through pyathena: a date column whose files hold timestamps.
+        'https://github.com/trinodb/trino/issues/17733',
+        'NOT_SUPPORTED: Unsupported Trino column type (date) for Parquet column ([today] optional int64 today (TIMESTAMP(MICROS,false)))',
+        { columns: ['today'], fileType: 'INT64 TIMESTAMP(MICROS,false)', tableType: 'date' },
+      ],
+      [
+        // trinodb/trino issue #25024.
+        'https://github.com/trinodb/trino/issues/25024',
+        'Unsupported Trino column type (double) for Parquet column ([column] optional binary column (STRING))',
+        { columns: ['column'], fileType: 'BINARY STRING', tableType: 'double' },
+      ],
+      [
+        // opencost/opencost issue #3076: the query names a column the table does not have.
+        'https://github.com/opencost/opencost/issues/3076',
+        "COLUMN_NOT_FOUND: line 1:68: Column 'line_item_resource_id' cannot be resolved or requester is not authorized to access requested resources",
+        { columns: ['line_item_resource_id'], missing: true },
+      ],
+      [
+        // mbta/data_platform, the same file: a file that cannot be opened names no column.
+        'https://github.com/mbta/data_platform/blob/main/doc/adr/0007-move-to-string-type-for-all-cubic-provided-data.md',
+        'HIVE_CANNOT_OPEN_SPLIT: Error opening Hive split s3://mbta-ctd-dataplatform-dev-springboard/cubic/ods_qlik/EDW.ABP_TAP/snapshot=20220607T160603Z/identifier=LOAD00000001.csv.gz/part-00015-7cc52de2-9ca3-4ede-b2b7-004cea96a414.c000.snappy.parquet (offset=0, length=2904265): org.apache.parquet.io.GroupColumnIO cannot be cast to org.apache.parquet.io.PrimitiveColumnIO',
+        { columns: [] },
+      ],
+    ];
+    for (const [source, reason, expected] of cases) assert.deepEqual(explainReadFailure(reason, transactions.columns), expected, source);
+    // Another message that names a column of the report (outside an S3 location) names it too.
+    assert.deepEqual(
+      explainReadFailure('GENERIC_INTERNAL_ERROR: Value 12.5 of column created_date exceeds the range, in s3://b/tables/transactions/amount/x.parquet', transactions.columns),
+      { columns: ['created_date'] },
+    );
+  });
+
+  it('an empty window reads as zero rows, with nothing to decode', async () => {
+    healthy();
+    mocks.athena.on(GetQueryResultsCommand, { QueryExecutionId: 'q-daily' }).callsFake(answer({ 'count(*)': '0' }));
+    const items = await collectStatus(input());
+    assert.deepEqual(byItem(items, 'rows transactions'), { item: 'rows transactions', verdict: 'OK', detail: '0 rows in paynet_reports_test.transactions for dt=2026-11-20: no value to read' });
+  });
+
+  it('runs on DuckDB over a Parquet file the pipeline writes, and returns its values', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'status-values-'));
+    const db = await openDuckDb();
+    try {
+      const partition = join(dir, 'transactions', 'dt=2026-11-20');
+      await mkdir(partition, { recursive: true });
+      const csv =
+        transactions.columns.map((c) => c.header).join(',') +
+        '\r\nShop A,1000001,oid-1,2026-11-20 00:00:07,12.500,RUB,SALE,,21.11.2026' +
+        '\r\nShop B,1000250,oid-250,2026-11-20 23:59:51,-2.250,RUB,REVERSAL,refund,21.11.2026\r\n';
+      const output = createWriteStream(join(partition, '2026-11-20T00-00-00.parquet'));
+      await convertCsvToParquet({ input: Readable.from([Buffer.from(csv)]), output, report: transactions, encoder: 'inline' });
+      await finished(output);
+      await db.query(duckdbViewSql('transactions', join(dir, 'transactions', '*', '*.parquet'), transactions.columns));
+      const [row] = await db.query(partitionValuesQuery(transactions, '2026-11-20').sql);
+      assert.deepEqual(Object.values(row!).map(String), ['2', '6', '1000001', '1000250', '7', '2026-11-20 00:00:07', '2026-11-20 23:59:51', '10.250', '3', '8', '6', '2026-11-21', '2026-11-21']);
+    } finally {
+      db.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
