@@ -6,6 +6,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
+import { refuseWhatTrinoCannotParse } from './saved-query-grammar.js';
 import { readReportQueries } from './saved-queries.js';
 
 /** Where the workgroup writes query results in the results bucket (the analysts' policy grants this prefix). */
@@ -103,7 +104,10 @@ export class Catalog extends Construct {
       },
     });
 
-    for (const q of props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })))) {
+    const saved = props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })));
+    // Athena engine v3 is Trino: a query only DuckDB parses (x::varchar, QUALIFY) stops the synthesis, every such file named.
+    refuseWhatTrinoCannotParse(saved);
+    for (const q of saved) {
       this.namedQueries.push(
         // Named <report>/<file>: two reports may each have a daily_totals.
         new athena.CfnNamedQuery(this, `Query-${q.report}-${q.name}`, {
