@@ -8,7 +8,7 @@ import type { SavedQueryText } from '../../lib/saved-query-grammar.js';
 /**
  * The saved-query check of the commands (`reports run`, `reports query --file`): lib/saved-query-grammar.ts,
  * except that a text which passed before, with the same parser version and the same check, is not parsed
- * again. Parsing costs a process ~0.45 s of CPU and ~30 MB resident, mostly ANTLR building its prediction
+ * again. Parsing costs a process ~0.6 s of CPU and ~30 MB resident, mostly ANTLR building its prediction
  * tables for the first queries it reads: every `npm start` would pay it for the same unchanged files.
  * Only passes are kept (a refused file is parsed, and refused, every time), in node_modules/.cache beside
  * the compiled command; a cache that cannot be read or written only means parsing again.
