@@ -20,21 +20,24 @@ const app = new App();
 const override = app.node.tryGetContext('handlerEntry') as string | undefined;
 const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
 const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
-/** The catalog, or the synthesis stops with its message (file, report, field) instead of a stack trace. */
-function catalogOrExit() {
+/**
+ * A broken catalog (file, report, field) or a saved query Athena cannot parse (file, line, column) stops the
+ * synthesis with its message instead of a stack trace.
+ */
+function orExit<T>(step: () => T): T {
   try {
-    return loadCatalog().reports;
+    return step();
   } catch (e) {
     if (!isPipelineError(e)) throw e;
     console.error(`${e.code}: ${e.message}`);
     process.exit(1);
   }
 }
-const reports = catalogOrExit();
+const reports = orExit(() => loadCatalog().reports);
 
 for (const config of loadEnvironments()) {
   if (only && !only.includes(config.name)) continue;
-  new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries });
+  orExit(() => new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries }));
 }
 addCompliancePacks(app);
 app.synth();

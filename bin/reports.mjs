@@ -7,15 +7,16 @@
  * command (the AWS SDK alone is hundreds of modules) is resolved, one message round trip each.
  *
  * The compiled modules live in node_modules/.cache/paynet-reports-pipeline/cli/: the project's own code
- * bundled (lazy imports kept as chunks), packages left as imports. They are rebuilt when any source they
- * were built from (or package.json, tsconfig.json, this file) is newer than the build, so an edit is
- * picked up by the next run. Each source file keeps its own `import.meta.url`, so paths it derives from
+ * bundled (lazy imports kept as chunks), packages left as imports (but dt-sql-parser, which plain node
+ * cannot load: see `bundleUnloadable`). They are rebuilt when any source they were built from (or
+ * package.json, tsconfig.json, this file) is newer than the build, so an edit is picked up by the next run. Each source file keeps its own `import.meta.url`, so paths it derives from
  * it (config/reports/, queries/, worker scripts) are the same as under tsx.
  *
  * `node --import tsx bin/reports.ts` runs the same command without this step (the tests do).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -73,6 +74,18 @@ async function rebuild() {
       });
     },
   };
+  /**
+   * Packages stay imports, except those plain node cannot load: dt-sql-parser's build (the saved-query check,
+   * lib/saved-query-grammar.ts) is ES modules with extensionless and directory imports, so it is bundled into
+   * that module's lazy chunk. Its own dependencies (antlr4ng, antlr4-c3) load as they are.
+   * @type {import('esbuild').Plugin}
+   */
+  const bundleUnloadable = {
+    name: 'bundle-unloadable-packages',
+    setup(b) {
+      b.onResolve({ filter: /^dt-sql-parser(\/|$)/ }, (args) => ({ path: createRequire(args.importer).resolve(args.path) }));
+    },
+  };
   const result = await build({
     absWorkingDir: root,
     entryPoints: { reports: join(root, 'bin', 'reports.ts') },
@@ -88,7 +101,7 @@ async function rebuild() {
     outExtension: { '.js': '.mjs' },
     metafile: true,
     logLevel: 'error',
-    plugins: [ownImportMetaUrl],
+    plugins: [ownImportMetaUrl, bundleUnloadable],
   });
   const inputs = Object.keys(result.metafile.inputs).map((f) => resolve(root, f));
   /** @type {Current} */

@@ -8,6 +8,7 @@ import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { DEFAULT_PROJECTION_START, DT_FORMAT, projectionRange } from '../functions/core/partition-projection.js';
 import { tablePrefix } from '../functions/core/s3-keys.js';
 import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
+import { refuseWhatTrinoCannotParse } from './saved-query-grammar.js';
 import { readReportQueries } from './saved-queries.js';
 
 /** Where the workgroup writes query results in the results bucket (the analysts' policy grants this prefix). */
@@ -106,7 +107,10 @@ export class Catalog extends Construct {
       },
     });
 
-    for (const q of props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })))) {
+    const saved = props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })));
+    // Athena engine v3 is Trino: a query only DuckDB parses (x::varchar, QUALIFY) stops the synthesis, every such file named.
+    refuseWhatTrinoCannotParse(saved);
+    for (const q of saved) {
       this.namedQueries.push(
         // Named <report>/<file>: two reports may each have a daily_totals.
         new athena.CfnNamedQuery(this, `Query-${q.report}-${q.name}`, {

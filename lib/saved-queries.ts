@@ -11,7 +11,12 @@ import { projectPath } from './project.js';
 export interface NamedQuerySource {
   readonly name: string;
   readonly description: string;
+  /** The file's text, trimmed: what DuckDB runs and what Athena saves. */
   readonly sql: string;
+  /** The file it was read from (DIR/<name>.sql). */
+  readonly file: string;
+  /** The file's text as it is: the grammar check (saved-query-grammar.ts) parses this, so a line and column it names are the file's. */
+  readonly text: string;
 }
 
 /**
@@ -39,13 +44,14 @@ export function readNamedQueries(dir: string): NamedQuerySource[] {
     .filter((f) => f.endsWith('.sql'))
     .sort()
     .map((file) => {
-      const sql = readFileSync(join(dir, file), 'utf8').trim();
+      const text = readFileSync(join(dir, file), 'utf8');
+      const sql = text.trim();
       const comment = sql
         .split('\n')
         .filter((l) => l.startsWith('--'))
         .map((l) => l.replace(/^--\s?/, ''))
         .join(' ');
       const description = (comment || basename(file, '.sql')).slice(0, 1024);
-      return { name: basename(file, '.sql'), description, sql };
+      return { name: basename(file, '.sql'), description, sql, file: join(dir, file), text };
     });
 }

@@ -1,9 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { relative } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { openLakeDatabase, QueryFailed } from '../lake/duckdb.js';
 import { streamJsonLines, streamTable } from '../lake/result-table.js';
+import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
 /**
  * `reports query` (`npm run query -- "SQL"`): SQL over the local lake, one view per report, printed as
@@ -56,6 +57,18 @@ function stdio(): QueryOutput {
   };
 }
 
+/**
+ * A file under the saved queries' root (queries/<report>/*.sql) is published to Athena: one its engine (Trino)
+ * cannot parse is refused as the synthesis refuses it (lib/catalog.ts), before DuckDB runs it. Other files and
+ * SQL given as an argument are this machine's business and may use DuckDB's own syntax.
+ */
+async function refuseSavedQueryAthenaCannotParse(file: string, text: string): Promise<void> {
+  const { queriesRoot } = await import('../../lib/saved-queries.js');
+  const below = relative(resolve(queriesRoot()), resolve(file));
+  if (below.split(sep)[0] === '..' || isAbsolute(below)) return;
+  await refuseSavedQueriesTrinoCannotParse([{ file, text }]);
+}
+
 /** Runs the command; returns the exit code (1 when DuckDB refused the SQL) instead of exiting, for tests. */
 export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCommandOptions, io: QueryOutput = stdio()): Promise<number> {
   if (sqlArg && opts.file) throw new ConfigurationError('Give the SQL either as an argument or with --file, not both.');
@@ -63,6 +76,7 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
   if (!sql?.trim() && !opts.list) {
     throw new ConfigurationError('No SQL: pass it as an argument (npm run query -- "SELECT …"), with --file, or use --list.');
   }
+  if (opts.file && sql?.trim()) await refuseSavedQueryAthenaCannotParse(opts.file, sql);
   if (existsSync(opts.lake) && !statSync(opts.lake).isDirectory()) {
     throw new ConfigurationError(`--lake ${opts.lake}: is a file, not a directory. Pass the lake directory given to npm start (default ./.lake).`);
   }

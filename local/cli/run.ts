@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
@@ -15,6 +15,7 @@ import { QueryFailed } from '../lake/duckdb.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
 import { formatTable } from '../lake/result-table.js';
 import { readSecretFile } from '../args/secret-file.js';
+import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
 /**
  * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline/pipeline.ts),
@@ -51,20 +52,22 @@ export interface RunSummary {
   failedWindows: number;
   /** Not tried: a run-stopping failure came first. */
   notTried: number;
-  /** Saved queries run (none when no window loaded). */
+  /** Saved queries taken up, run or refused (none when no window loaded). */
   queries: number;
+  /** Failed on DuckDB, or refused before it (refusedQueries). */
   failedQueries: number;
+  /** Not run: Athena (Trino) cannot parse them (lib/saved-query-grammar.ts), as the synthesis would refuse them. */
+  refusedQueries: number;
   durationMs: number;
 }
 
 /** A path as the user would type it: relative below the working directory, absolute elsewhere. */
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
-export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string }>> {
+export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {
   // The file reader the stack uses (lib/catalog.ts publishes the same files), loaded when first needed.
-  const { readReportQueries, queriesRoot } = await import('../../lib/saved-queries.js');
-  const dir = join(queriesRoot(), reportId);
-  return readReportQueries(reportId).map((q) => ({ ...q, file: show(join(dir, `${q.name}.sql`)) }));
+  const { readReportQueries } = await import('../../lib/saved-queries.js');
+  return readReportQueries(reportId).map((q) => ({ ...q, file: show(q.file) }));
 }
 
 export async function runLocal(opts: RunLocalOptions, print: (line: string) => void = (l) => console.log(l)): Promise<RunSummary> {
@@ -140,6 +143,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
 
   let queries = 0;
   let failedQueries = 0;
+  let refusedQueries = 0;
   try {
     pipeline = await startLocalPipeline({
       reportId: report.id,
@@ -194,6 +198,17 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
             print(`── ${query.name}: ${query.description}`);
             queries++;
             try {
+              // The check the synthesis makes (lib/catalog.ts): a query only DuckDB parses would be a green run here
+              // and a failure for the analyst on Athena, so it is not run.
+              await refuseSavedQueriesTrinoCannotParse([query]);
+            } catch (e) {
+              if (!(e instanceof ConfigurationError)) throw e;
+              failedQueries++;
+              refusedQueries++;
+              print(`Not run: ${e.message}`);
+              continue;
+            }
+            try {
               // Only the rows shown leave DuckDB (LIMIT n+1): a query over a year of rows costs the summary nothing.
               const head = await db.head(query.sql, opts.queryRows ?? 20);
               print(formatTable(head, opts.queryRows ?? 20));
@@ -229,8 +244,11 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   );
   if (failed.length || failedQueries) {
     for (const o of failed) console.error(`${label(o.window)}: ${o.error?.code}: ${o.error?.message}`);
-    if (failedQueries) console.error(`${failedQueries} saved quer${failedQueries === 1 ? 'y' : 'ies'} failed on DuckDB (see above).`);
+    const onDuckDb = failedQueries - refusedQueries;
+    const queriesWord = (n: number) => `${n} saved quer${n === 1 ? 'y' : 'ies'}`;
+    if (refusedQueries) console.error(`${queriesWord(refusedQueries)} not run: Athena (Trino) cannot parse (see above).`);
+    if (onDuckDb) console.error(`${queriesWord(onDuckDb)} failed on DuckDB (see above).`);
     process.exitCode = 1;
   }
-  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, durationMs };
+  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, refusedQueries, durationMs };
 }

@@ -243,6 +243,18 @@ describe('Lambda bundles', () => {
     }
   });
 
+  it("contain none of the synthesis' own dependencies: the CDK, nor the saved-query parser (lib/saved-query-grammar.ts)", () => {
+    // Dependencies, not devDependencies, since `cdk synth` needs them: the test above would let them in.
+    const synthOnly = ['aws-cdk-lib', 'constructs', 'dt-sql-parser', 'antlr4ng', 'antlr4-c3'];
+    for (const [name, bundle] of Object.entries(built)) {
+      for (const [file, { metafile }] of Object.entries(bundle.outputs)) {
+        const bundled = new Set(Object.keys(metafile.inputs).map((input) => packageOf(input)?.name));
+        assert.ok(bundled.size > 1, `${name}/${file}: the metafile lists packages`);
+        for (const pkg of synthOnly) assert.ok(!bundled.has(pkg), `${name}/${file} bundles ${pkg}, which only the synthesis needs`);
+      }
+    }
+  });
+
   it('import nothing but Node built-ins and the files shipped beside them', () => {
     for (const [name, bundle] of Object.entries(built)) {
       for (const [file, { metafile }] of Object.entries(bundle.outputs)) {

@@ -1,17 +1,21 @@
 import { FIXTURE_QUERIES_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { after, describe, it } from 'node:test';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { loadCatalog } from '../../config/reports/index.js';
 import { parquetSchema } from '../../functions/core/table-schema.js';
-import { Catalog, databaseName } from '../../lib/catalog.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { Catalog, databaseName, QUERIES_DIR_VARIABLE } from '../../lib/catalog.js';
 import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
-import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
+import { emptyStack, FIXTURE_ENTRY, logicalIdOf, resourcesOf, synthPipeline, testConfig, type Cfn } from './helpers.js';
 
 const reports = loadCatalog().reports;
 const stack = emptyStack();
@@ -102,5 +106,90 @@ describe('Catalog', () => {
       assert.ok(q.Description.length > 10, `${q.Name} has a description from its leading comment`);
       assert.deepEqual(q.WorkGroup, { Ref: Object.keys(resourcesOf(template, 'AWS::Athena::WorkGroup'))[0] });
     }
+  });
+});
+
+describe('Catalog: saved queries Athena (Trino) cannot parse stop the synthesis', () => {
+  const root = mkdtempSync(join(tmpdir(), 'catalog-queries-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+  /** queries/transactions/ with these files, in a folder of its own. */
+  const queriesDir = (name: string, files: Record<string, string>): string => {
+    const dir = join(root, name);
+    mkdirSync(join(dir, 'transactions'), { recursive: true });
+    for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, 'transactions', file), text);
+    return dir;
+  };
+  const catalogOver = (dir: string) => {
+    const scope = emptyStack();
+    const k = new kms.Key(scope, 'Key');
+    new Catalog(scope, 'Catalog', {
+      environment: 'test-env',
+      reports,
+      curatedBucket: new s3.Bucket(scope, 'Curated', { encryptionKey: k }),
+      resultsBucket: new s3.Bucket(scope, 'Results', { encryptionKey: k }),
+      key: k,
+      bytesScannedCutoffPerQuery: 5_000_000_000,
+      removalPolicy: RemovalPolicy.RETAIN,
+      queriesDir: dir,
+    });
+    return Template.fromStack(scope);
+  };
+  // Valid DuckDB both; the blank line and comment above the cast count in the line the refusal names.
+  const castFile = '\n-- Amounts as text.\nSELECT dt,\n       amount::varchar AS amount_text\nFROM transactions\n';
+  const excludeFile = '-- Everything but the description.\nSELECT * EXCLUDE (order_description) FROM transactions\n';
+  const bothFile =
+    '-- The largest amount per day.\nWITH ranked AS (\n  SELECT dt, CAST(amount AS varchar) AS amount_text,\n' +
+    '    row_number() OVER (PARTITION BY dt ORDER BY amount DESC) AS n\n  FROM transactions\n)\nSELECT dt, amount_text FROM ranked WHERE n = 1\n';
+  const bad = queriesDir('bad', { 'as_text.sql': castFile, 'but_description.sql': excludeFile, 'largest.sql': bothFile });
+
+  it('the Catalog refuses them with one ConfigurationError naming each file, line and column', () => {
+    assert.throws(
+      () => catalogOver(bad),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigurationError);
+        const lines = e.message.split('\n');
+        assert.equal(lines[0], '2 saved queries Athena (Trino) cannot parse:');
+        assert.ok(lines[1]!.startsWith(`${join(bad, 'transactions', 'as_text.sql')}:4:14: Athena (Trino) cannot parse this saved query: ':'`), lines[1]);
+        assert.ok(lines[2]!.startsWith(`${join(bad, 'transactions', 'but_description.sql')}:2:10: `), lines[2]);
+        assert.doesNotMatch(e.message, /largest\.sql/);
+        return true;
+      },
+    );
+  });
+
+  it('publishes a query both engines accept (CAST, a CTE, a window function) as it is', () => {
+    const named = Object.values(resourcesOf(catalogOver(queriesDir('good', { 'largest.sql': bothFile })), 'AWS::Athena::NamedQuery'));
+    assert.deepEqual(
+      named.map((q) => [(q.Properties as Cfn).Name, (q.Properties as Cfn).QueryString]),
+      [['transactions/largest', bothFile.trim()]],
+    );
+  });
+
+  it('the stack refuses them too: its Catalog reads the saved queries root (PAYNET_QUERIES_DIR)', () => {
+    const before = process.env[QUERIES_DIR_VARIABLE];
+    process.env[QUERIES_DIR_VARIABLE] = bad;
+    try {
+      assert.throws(() => synthPipeline(testConfig()), (e: unknown) => e instanceof ConfigurationError && /as_text\.sql:4:14: /.test(e.message));
+    } finally {
+      process.env[QUERIES_DIR_VARIABLE] = before;
+    }
+  });
+
+  it('`cdk synth` (bin/app.ts) stops with the message alone, exit code 1, no stack trace', async () => {
+    const synth = promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/app.ts'], {
+      env: {
+        ...process.env,
+        [QUERIES_DIR_VARIABLE]: bad,
+        CDK_OUTDIR: join(root, 'cdk.out'),
+        CDK_CONTEXT_JSON: JSON.stringify({ handlerEntry: FIXTURE_ENTRY, environments: 'integration' }),
+      },
+    });
+    const failed = (await synth.then(() => assert.fail('the synthesis succeeded'), (e: unknown) => e)) as { code: number; stderr: string };
+    assert.equal(failed.code, 1, failed.stderr);
+    const said = failed.stderr.split('\n').filter((l) => !l.startsWith('Bundling') && l.trim() !== '');
+    assert.equal(said[0], 'ConfigurationError: 2 saved queries Athena (Trino) cannot parse:');
+    assert.match(said[1]!, /as_text\.sql:4:14: Athena \(Trino\) cannot parse this saved query: /);
+    assert.match(said[2]!, /but_description\.sql:2:10: /);
+    assert.doesNotMatch(failed.stderr, /^\s+at /m);
   });
 });

@@ -1,13 +1,14 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
 
 /**
  * `npm start` runs bin/reports.mjs: the command compiled by esbuild into node_modules/.cache, run by plain
@@ -36,6 +37,24 @@ describe('bin/reports.mjs (npm start)', () => {
     const manifest = JSON.parse(readFileSync(join(manifests, files[0]!), 'utf8')) as { outcome: string; conversion?: { encoder: string } };
     assert.equal(manifest.outcome, 'loaded');
     assert.equal(manifest.conversion?.encoder, 'worker');
+  });
+
+  it("loads the saved-query parser (dt-sql-parser, bundled into a lazy chunk: plain node cannot load its modules) to refuse what Athena cannot parse", async () => {
+    const queries = join(lake, 'queries');
+    mkdirSync(join(queries, 'transactions'), { recursive: true });
+    const saved = join(queries, 'transactions', 'but_description.sql');
+    // A refusal is never remembered (local/cli/saved-query-check.ts): the parser runs every time.
+    writeFileSync(saved, '-- Everything but the description.\nSELECT * EXCLUDE (order_description) FROM transactions\n');
+    const failed = await promisify(execFile)(process.execPath, ['bin/reports.mjs', 'query', '--lake', lake, '--file', saved], {
+      env: { ...process.env, [QUERIES_DIR_VARIABLE]: queries },
+    }).then(
+      () => assert.fail('exit code 0'),
+      (e: { code: number; stderr: string }) => e,
+    );
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.match(failed.stderr, /^ConfigurationError: .*but_description\.sql:2:10: Athena \(Trino\) cannot parse this saved query: 'EXCLUDE' is not valid/);
+    const chunks = readdirSync(join('node_modules', '.cache', 'paynet-reports-pipeline', 'cli', current().dir));
+    assert.ok(chunks.some((f) => /^saved-query-grammar-.*\.mjs$/.test(f)), `the parser is a chunk of its own, loaded on demand: ${chunks.join(', ')}`);
   });
 
   it('compiles again when a source is newer than the build, and not otherwise', async () => {

@@ -1,7 +1,7 @@
 import { FIXTURE_QUERIES_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +12,8 @@ import { bucketNames } from '../../config/naming.js';
 import { parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake/duckdb.js';
 import { startLocalPipeline, type WindowOutcome } from '../../local/pipeline/pipeline.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
 import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
 
 /**
@@ -158,5 +160,39 @@ describe('reports query over the local lake', () => {
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, /Parser Error: syntax error at or near "SELEC"/);
     assert.equal(cli.stdout, '');
+  });
+
+  it('--file of a saved query (under the queries root) that Athena (Trino) cannot parse: refused before DuckDB runs it; elsewhere DuckDB syntax is fine', async () => {
+    const queries = join(lakeDir, 'queries');
+    await mkdir(join(queries, 'transactions'), { recursive: true });
+    const text = '\n-- Amounts as text.\nSELECT dt,\n       amount::varchar AS amount_text\nFROM transactions\nLIMIT 1\n';
+    const saved = join(queries, 'transactions', 'as_text.sql');
+    const scratch = join(lakeDir, 'scratch.sql');
+    await writeFile(saved, text);
+    await writeFile(scratch, text);
+    const root = process.env[QUERIES_DIR_VARIABLE];
+    process.env[QUERIES_DIR_VARIABLE] = queries;
+    try {
+      const io = capture();
+      await assert.rejects(
+        runQueryCommand(undefined, { lake: lakeDir, file: saved }, io),
+        (e: unknown) => e instanceof ConfigurationError && e.message.startsWith(`${saved}:4:14: Athena (Trino) cannot parse this saved query: ':'`),
+      );
+      assert.deepEqual([io.stdout, io.stderr], [[], []], 'DuckDB did not run it');
+
+      const local = capture();
+      assert.equal(await runQueryCommand(undefined, { lake: lakeDir, file: scratch }, local), 0, local.stderr.join('\n'));
+      assert.match(local.stdout.join('\n'), /^dt +amount_text\n/, 'a file outside the queries root is not published: DuckDB runs it');
+
+      const cli = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/reports.ts', 'query', '--lake', lakeDir, '--file', saved]).then(
+        () => assert.fail('exit code 0'),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      assert.equal(cli.code, 1);
+      assert.equal(cli.stderr.trim().split('\n')[0], `ConfigurationError: ${saved}:4:14: Athena (Trino) cannot parse this saved query: ':' is not valid at this position, expecting an existing column or a keyword. Write it in SQL both DuckDB and Trino accept (for example CAST(x AS varchar) instead of x::varchar).`);
+      assert.equal(cli.stdout, '');
+    } finally {
+      process.env[QUERIES_DIR_VARIABLE] = root;
+    }
   });
 });

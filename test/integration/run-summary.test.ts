@@ -1,11 +1,12 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, mock } from 'node:test';
 import { loadCatalog } from '../../config/reports/index.js';
 import { formatLocalDate, wallClockIn } from '../../functions/core/window.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
 import { runLocal, savedQueriesFor } from '../../local/cli/run.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 
@@ -59,6 +60,44 @@ describe('the run summary', () => {
     const summary = await runLocal({ report: report.id, from: today, to: tomorrow, lake: join(dir, 'today'), allowIncomplete: true }, print);
     assert.deepEqual([summary.asked, summary.loaded], [1, 1], lines.join('\n'));
     assert.ok(summary.queries > 0, 'a window loaded: the saved queries ran');
+  });
+
+  it('a saved query Athena (Trino) cannot parse is not run: named with file, line and column, the others run, exit code 1', async () => {
+    const queries = join(dir, 'queries');
+    await mkdir(join(queries, 'transactions'), { recursive: true });
+    // DuckDB would run it; Athena would not.
+    const asText = join(queries, 'transactions', 'as_text.sql');
+    await writeFile(asText, '\n-- Amounts as text.\nSELECT dt,\n       amount::varchar AS amount_text\nFROM transactions\n');
+    await writeFile(
+      join(queries, 'transactions', 'per_day.sql'),
+      '-- Rows per day.\nSELECT dt, CAST(count(*) AS varchar) AS n_text, count(*) OVER () AS days FROM transactions GROUP BY dt\n',
+    );
+    const saved = process.env[QUERIES_DIR_VARIABLE];
+    process.env[QUERIES_DIR_VARIABLE] = queries;
+    const errors = mock.method(console, 'error', () => undefined);
+    const lines: string[] = [];
+    try {
+      const summary = await runLocal({ report: 'transactions', from: '2026-11-20', to: '2026-11-21', lake: join(dir, 'refused') }, (l) => void lines.push(l));
+      const out = lines.join('\n');
+      assert.deepEqual([summary.loaded, summary.queries, summary.failedQueries, summary.refusedQueries], [1, 2, 1, 1], out);
+      const at = lines.indexOf('── as_text: Amounts as text.');
+      assert.ok(at >= 0, out);
+      assert.ok(
+        lines[at + 1]!.startsWith(`Not run: ${asText}:4:14: Athena (Trino) cannot parse this saved query: ':' is not valid at this position`),
+        lines[at + 1],
+      );
+      assert.match(lines[at + 1]!, /Write it in SQL both DuckDB and Trino accept/);
+      assert.match(out, /── per_day: Rows per day\.\ndt +n_text +days\n[─ ]+\n2026-11-20 +\d+ +1\n\(1 row\)/, 'the other query ran');
+      assert.equal(process.exitCode, 1);
+      assert.deepEqual(
+        errors.mock.calls.map((c) => String(c.arguments[0])),
+        ['1 saved query not run: Athena (Trino) cannot parse (see above).'],
+      );
+    } finally {
+      errors.mock.restore();
+      process.env[QUERIES_DIR_VARIABLE] = saved;
+      process.exitCode = undefined;
+    }
   });
 
   it('saved queries are the report\'s own: none for a report whose table no query reads', async () => {
