@@ -14,6 +14,7 @@ import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { refuseWhatTrinoCannotParse } from '../../lib/saved-query-grammar.js';
 import { mockClient } from 'aws-sdk-client-mock';
 import { PLACEHOLDER_SECRET } from '../../config/naming.js';
 import { loadCatalog } from '../../config/reports/index.js';
@@ -394,6 +395,13 @@ describe('reports status', () => {
       'max("date")',
     ]);
     assert.match(sql, /\nFROM "order"\nWHERE "dt" = '2026-11-20'' OR ''1''=''1'$/);
+    // Athena (Trino) parses both queries: Trino's own grammar, not our reading of it, and it can say no.
+    const grammar = [
+      { file: 'status query (transactions)', text: partitionValuesQuery(transactions, '2026-11-20').sql },
+      { file: 'status query (reserved words)', text: sql },
+    ];
+    refuseWhatTrinoCannotParse(grammar);
+    assert.throws(() => refuseWhatTrinoCannotParse([{ file: 'unquoted', text: sql.replaceAll('"', '') }]), /unquoted:\d+:\d+: Athena \(Trino\) cannot parse/);
   });
 
   it('a query that fails on a type mismatch fails the check, naming the column and the types, and says what to do', async () => {
