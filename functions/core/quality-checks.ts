@@ -197,5 +197,11 @@ function volumeCheck(input: QualityInput, m: Measure): QualityCheck {
   };
 }
 
+/**
+ * The message of the parse log line written for each flagged window, with the keys `report`, `window` and
+ * `finding`: the dashboard's table of flagged windows queries exactly this (lib/dashboard.ts).
+ */
+export const FINDING_LOG_MESSAGE = 'Data quality finding';
+
 /** The findings of a load's checks: the messages of those that found something. */
 export const findingsOf = (checks: readonly QualityCheck[] | undefined): string[] => (checks ?? []).filter((c) => c.outcome === 'anomaly').map((c) => c.message);

@@ -5,7 +5,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/csv-to-parquet.js';
 import { isPipelineError } from '../core/errors.js';
-import { findingsOf, qualityChecks } from '../core/quality-checks.js';
+import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks } from '../core/quality-checks.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
 import { keysFor, parseRawKey } from '../core/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/window.js';
@@ -288,7 +288,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     }
     logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
     // One line per flagged window, naming it (persistent keys report and window): the dashboard lists these.
-    if (findings.length) logger.warn('Data quality finding', { finding: findings.join('; '), manifestKey: keys.manifest });
+    if (findings.length) logger.warn(FINDING_LOG_MESSAGE, { finding: findings.join('; '), manifestKey: keys.manifest });
     return result(manifest);
   } catch (error) {
     const code = isPipelineError(error) ? error.code : 'Unexpected';
