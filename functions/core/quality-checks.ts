@@ -155,8 +155,8 @@ function volumeCheck(input: QualityInput, m: Measure): QualityCheck {
   const { report, window } = input;
   const volume = report.volume;
   const observedText = m.shown(m.observed);
-  const base = { check: m.check, observed: m.stored(m.observed) };
-  const skipped = (why: string): QualityCheck => ({ ...base, outcome: 'skipped', message: `${m.what} not judged: ${why}` });
+  const observed = m.stored(m.observed);
+  const skipped = (why: string): QualityCheck => ({ check: m.check, outcome: 'skipped', observed, message: `${m.what} not judged: ${why}` });
 
   const skippedDate = skippedDateOf(window, volume.skipDates);
   if (skippedDate) return skipped(`${skippedDate} is in volume.skipDates`);
@@ -189,8 +189,9 @@ function volumeCheck(input: QualityInput, m: Measure): QualityCheck {
       ? `${m.what} ok: ${observedText}${m.unit}, within ${band} from ${source}`
       : `${headerOnly ? 'header only' : `${m.what} ${verdict.direction}`}: ${observedText}${m.unit}, expected ${band} from ${source}`;
   return {
-    ...base,
+    check: m.check,
     outcome: verdict.outcome,
+    observed,
     expected: { low: m.stored(low), high: m.stored(high), median: m.stored(verdict.band.median) },
     history: verdict.used.map((h) => ({ window: formatLocalDateTime(h.window.start), value: m.stored(h.value) })),
     message,
