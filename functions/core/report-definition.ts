@@ -110,7 +110,16 @@ const calendarDate = z
  * The volume check's settings (functions/core/volume-band.ts does the arithmetic; docs/add-a-report.md says why
  * these defaults). Written out in full so a definition without "volume" gets exactly these.
  */
-export const VOLUME_DEFAULTS = {
+export const VOLUME_DEFAULTS: Readonly<{
+  enabled: boolean;
+  historyWeeks: number;
+  minHistory: number;
+  lowRatio: number;
+  highRatio: number;
+  minRowsDifference: number;
+  minSumDifference: number;
+  skipDates: readonly string[];
+}> = {
   enabled: true,
   historyWeeks: 4,
   minHistory: 3,
@@ -118,7 +127,7 @@ export const VOLUME_DEFAULTS = {
   highRatio: 2,
   minRowsDifference: 10,
   minSumDifference: 0,
-  skipDates: [] as string[],
+  skipDates: [],
 };
 
 const volumeSchema = z
@@ -163,7 +172,8 @@ const volumeSchema = z
       .describe('A sum within this much of the median (in the column\'s units) is never flagged'),
     skipDates: z
       .array(calendarDate)
-      .default(VOLUME_DEFAULTS.skipDates)
+      // A new array per definition: a default object would be shared by every report that omits it.
+      .default(() => [])
       .meta({
         description: 'Dates (YYYY-MM-DD, the window\'s date) neither judged nor used as history: public holidays, a known outage',
         examples: [['2026-01-01', '2026-01-02']],
@@ -226,7 +236,7 @@ export const reportDefinitionSchema = z
         examples: [['transaction_id']],
       }),
     volume: volumeSchema
-      .default(VOLUME_DEFAULTS)
+      .default(() => ({ ...VOLUME_DEFAULTS, skipDates: [] }))
       .describe('The volume check: rows written (and volume.sumColumn\'s sum) of each window against the same weekday, or hour of the week, of earlier weeks'),
     bodyTemplate: z
       .record(z.string(), z.unknown())
