@@ -153,7 +153,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       secret,
       lakeDir: opts.lake,
       s3Endpoint: opts.s3Endpoint,
-      simulator: opts.sample?.length || volume ? { ...(opts.sample?.length ? { samples: parseSampleOptions(opts.sample) } : {}), ...(volume ? { volume } : {}) } : undefined,
+      simulator: opts.sample?.length || volume ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume } : undefined,
     });
     try {
       print(
