@@ -16,6 +16,12 @@ const program = new Command('reports')
 const bodySigningOption = () =>
   new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded');
 
+/** The embedded simulator's volume shape, alike on `simulator`, `run` and `backfill` (local/simulator/volume.ts). */
+const weekdayVolumeOption = () =>
+  new Option('--weekday-volume <factors>', 'simulator: rows per weekday as seven factors, Monday to Sunday (e.g. 1,1,1,1,1.2,0.6,0.4)');
+const dropDateOption = () =>
+  new Option('--drop-date <date...>', 'simulator: the window starting on this date (YYYY-MM-DD[=SHARE]) gets SHARE of its usual rows (default 0.1; 0: header only)');
+
 program
   .command('run', { isDefault: true })
   .description('run the whole pipeline for some windows: the embedded simulator unless --gateway-url is given')
@@ -28,6 +34,8 @@ program
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
+  .addOption(weekdayVolumeOption())
+  .addOption(dropDateOption())
   .action(async (opts) => {
     const { runLocal } = await import('../local/cli/run.js');
     await runLocal(opts);
@@ -40,6 +48,8 @@ program
   .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
   .option('--secrets-dir <dir>', 'where <port>/hmac.json, rsa.json and rsa-public.pem are written (removed at stop)', '.simulator')
   .option('--rows-per-day <n>', 'rows in a one-day report', wholeNumber)
+  .addOption(weekdayVolumeOption())
+  .addOption(dropDateOption())
   .addOption(
     new Option('--fault <mode>', 'answer every request with a fault').choices([
       'slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift',
@@ -130,6 +140,8 @@ program
   .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
   .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
+  .addOption(weekdayVolumeOption())
+  .addOption(dropDateOption())
   .option('--deployed', 'invoke the deployed fetch function (Lambda Invoke, one window per call) instead of running locally')
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')

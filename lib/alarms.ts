@@ -49,8 +49,8 @@ export const windowDuration = (window: string): Duration => {
 /**
  * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
  * Failed runs (function errors), dead letters (any message in any dead-letter queue), and per report:
- * the gateway refusing the credentials, rejected rows, and freshness (no completed load within the
- * report's window plus a grace). The README ("Alarms: what each means, what to do") has the table of what each means and what to do.
+ * the gateway refusing the credentials, rejected rows, freshness (no completed load within the
+ * report's window plus a grace), and data quality (a load whose checks found something). The README ("Alarms: what each means, what to do") has the table of what each means and what to do.
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
@@ -136,6 +136,22 @@ export class Alarms extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+
+      // A load that succeeded but looks wrong: no other alarm sees it, since nothing failed.
+      add(`data-quality-${report.id}`, {
+        alarmName: `${prefix}-data-quality-${report.id}`,
+        alarmDescription:
+          `Report "${report.id}": a window loaded, but its data checks found something: rows (or the sum) far from the same weekday ` +
+          'or hour of earlier weeks, a header-only file where rows are usual, or repeated keys. The data was kept as sent. ' +
+          `Which window and what was off: \`npm run reports -- status --environment ${props.environment}\`, the dashboard's findings table, ` +
+          `or the parse log line "Data quality finding"; each check's value and band are in the window's manifest (manifests/${report.id}/). ` +
+          'The OK that follows means no newer finding, not that the window was fixed: re-fetch it once the provider has.',
+        metric: reportMetric(MetricName.QualityFindings, props.environment, report.id, { period: Duration.minutes(5) }),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no loads, nothing to judge
       });
 
       const period = windowDuration(report.window).plus(props.freshnessGrace);

@@ -1,8 +1,10 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { FINDING_LOG_MESSAGE } from '../functions/core/quality-checks.js';
 import { fetchOutcomesSearch, MetricName, reportMetric } from './metrics.js';
 
 export interface DashboardProps {
@@ -13,6 +15,8 @@ export interface DashboardProps {
   readonly parseQueue: sqs.IQueue;
   readonly deadLetterQueues: Record<string, sqs.IQueue>;
   readonly reportIds: readonly string[];
+  /** The parse function's log group: its "Data quality finding" lines name the flagged windows. */
+  readonly parseLogGroup: logs.ILogGroup;
 }
 
 /** Daily reports: an hour per point keeps a two-week view readable. */
@@ -21,8 +25,9 @@ const WIDTH = 12; // two graphs per row (the grid is 24 wide)
 
 /**
  * One CloudWatch dashboard per environment: runs and failures of both functions, fetch outcomes and
- * completed loads, rows written and rejected, bytes fetched, durations, load lag per report, and the
- * queues (work and dead letters).
+ * completed loads, rows written and rejected, bytes fetched, durations, load lag per report, the
+ * queues (work and dead letters), and the data checks: findings and repeated keys per report, and a
+ * table of the flagged windows (a metric cannot say which window; the parse log line does).
  */
 export class PipelineDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -72,6 +77,21 @@ export class PipelineDashboard extends Construct {
         parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.percentile(50), label: 'parse p50' }),
         parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM, label: 'parse max' }),
       ]),
+    );
+    this.dashboard.addWidgets(
+      graph('Data check findings per report (windows flagged: volume, sum, repeated keys)', perReport(MetricName.QualityFindings, cloudwatch.Stats.SUM)),
+      graph('Repeated keys per report (rows)', perReport(MetricName.DuplicateKeys, cloudwatch.Stats.SUM)),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.LogQueryWidget({
+        title: `Flagged windows, newest first (parse log "${FINDING_LOG_MESSAGE}")`,
+        logGroupNames: [props.parseLogGroup.logGroupName],
+        view: cloudwatch.LogQueryVisualizationType.TABLE,
+        // Field names are the parse logger's keys (functions/parse-report/parse-object.ts).
+        queryLines: ['fields @timestamp, report, window, finding', `filter message = "${FINDING_LOG_MESSAGE}"`, 'sort @timestamp desc', 'limit 50'],
+        width: 24,
+        height: 6,
+      }),
     );
     const depth = (label: string, q: sqs.IQueue) =>
       q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label });

@@ -55,6 +55,16 @@ export function grantListRaw(grantee: iam.IGrantable, bucket: s3.IBucket): void 
 }
 
 /**
+ * s3:ListBucket on a bucket whose objects the grantee reads by computed keys that may not exist (the parse
+ * function's volume check reads earlier weeks' manifests from the curated bucket): with it a missing key is
+ * a 404, a week without history; without it S3 answers 403, indistinguishable from a real denial. Not
+ * narrowed by s3:prefix, for the reason given at grantListRaw.
+ */
+export function grantListForMissingKeys(grantee: iam.IGrantable, bucket: s3.IBucket): void {
+  iam.Grant.addToPrincipal({ grantee, actions: ['s3:ListBucket'], resourceArns: [bucket.bucketArn] });
+}
+
+/**
  * PutObject (single or multipart: lib-storage streams) and AbortMultipartUpload under the prefixes.
  * SSE-KMS multipart uploads need kms:GenerateDataKey for each part and kms:Decrypt to complete.
  * `tagging`: also tag the objects written (the fetch function tags each raw file with its SHA-256, known

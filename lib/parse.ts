@@ -4,7 +4,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
+import { grantListForMissingKeys, grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 import { NarrowQueueNotification } from './queue-notification.js';
@@ -124,6 +124,9 @@ export class Parse extends Construct {
     grantObjectRead(fn, props.rawBucket, ['raw/']);
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
+    // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts).
+    grantObjectRead(fn, props.curatedBucket, ['manifests/']);
+    grantListForMissingKeys(fn, props.curatedBucket);
 
     fn.addEventSource(
       new sources.SqsEventSource(this.queue, {

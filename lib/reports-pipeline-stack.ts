@@ -149,6 +149,7 @@ export class ReportsPipelineStack extends Stack {
       parseQueue: this.parse.queue,
       deadLetterQueues,
       reportIds: reports.map((r) => r.id),
+      parseLogGroup: this.parse.function.logGroup,
     });
 
     this.addOutputs(deadLetterQueues);

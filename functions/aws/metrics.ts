@@ -31,6 +31,14 @@ export const MetricName = {
    * watches its absence; rows cannot stand in for it, since both of those loads write none.
    */
   LoadsCompleted: 'LoadsCompleted',
+  /**
+   * Per loaded CSV window: how many of its data checks found something (functions/core/quality-checks.ts:
+   * volume far from the same slot of earlier weeks, rows or sum; repeated keys). 0 when all passed or were
+   * not judged. The data-quality alarm fires above 0.
+   */
+  QualityFindings: 'QualityFindings',
+  /** Per loaded CSV window of a report that declares `keys`: rows repeating a key already seen in the window. */
+  DuplicateKeys: 'DuplicateKeys',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -52,6 +60,8 @@ export const MetricUnitOf = {
   RowsRejected: 'Count',
   LoadLagSeconds: 'Seconds',
   LoadsCompleted: 'Count',
+  QualityFindings: 'Count',
+  DuplicateKeys: 'Count',
 } as const satisfies Record<MetricName, Unit>;
 
 /** "Success", a PipelineError code, or "Unexpected" for anything untyped. */
@@ -106,4 +116,10 @@ export function recordLoad(
   emitMetric(metrics, MetricName.RowsWritten, result.rowsWritten, dims);
   emitMetric(metrics, MetricName.RowsRejected, result.rowsRejected, dims);
   if (result.loadLagSeconds !== undefined) emitMetric(metrics, MetricName.LoadLagSeconds, result.loadLagSeconds, dims);
+}
+
+/** One loaded window's data checks: findings always (0 included, so the graph shows checked loads); repeated keys when keys are declared. */
+export function recordQuality(metrics: Metrics, dims: MetricDimensions, result: { findings: number; duplicateKeys?: number }): void {
+  emitMetric(metrics, MetricName.QualityFindings, result.findings, dims);
+  if (result.duplicateKeys !== undefined) emitMetric(metrics, MetricName.DuplicateKeys, result.duplicateKeys, dims);
 }

@@ -6,6 +6,7 @@ import { ConfigurationError, SchemaDrift, TooManyRejectedRows } from './errors.j
 import { RejectWriter } from './reject-writer.js';
 import type { ReportDefinition } from './report-definition.js';
 import { RowBatchBuilder } from './row-group-buffer.js';
+import { RowTally, type RowTallyResult } from './row-tally.js';
 
 /**
  * A report's CSV to one Parquet file (DESIGN.md "parse Lambda"), streaming end to end:
@@ -60,6 +61,8 @@ export interface Manifest {
   bytesOut: number;
   /** Bytes of the rejects file, when one was asked for. */
   rejectBytes?: number;
+  /** Duplicate keys and the sum column's total over the rows written, when the definition declares them (row-tally.ts). */
+  tally?: RowTallyResult;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
@@ -123,6 +126,8 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   const columns = report.columns;
   const headers = columns.map((c) => c.header);
   const builder = new RowBatchBuilder(columns);
+  // Undefined unless the definition declares keys or a sum column: then the row loop pays one test per row.
+  const tally = RowTally.for(report);
 
   let encoder: ReturnType<typeof startEncoder> | undefined;
   let headerSeen = false;
@@ -175,6 +180,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
       return;
     }
     rowsWritten++;
+    if (tally) tally.add(record);
     groupRows++;
     groupBytes += typed;
     if (groupRows >= rowGroupRows || groupBytes >= rowGroupBytes) ship(true);
@@ -213,6 +219,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
         bytesIn,
         bytesOut: out.bytes,
         ...(rejectSink ? { rejectBytes: rejectSink.bytes } : {}),
+        ...(tally ? { tally: tally.result() } : {}),
         startedAt: new Date(started).toISOString(),
         finishedAt: new Date(started + durationMs).toISOString(),
         durationMs: Math.round(durationMs),

@@ -100,6 +100,87 @@ export const columnSchema = z
     return { ...c, kind, precision: dec ? Number(dec[1]) : undefined, scale: dec ? Number(dec[2]) : undefined };
   });
 
+/** YYYY-MM-DD that names a real calendar day. */
+const calendarDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a real calendar date');
+
+/**
+ * The volume check's settings (functions/core/volume-band.ts does the arithmetic; docs/add-a-report.md says why
+ * these defaults). Written out in full so a definition without "volume" gets exactly these.
+ */
+export const VOLUME_DEFAULTS: Readonly<{
+  enabled: boolean;
+  historyWeeks: number;
+  minHistory: number;
+  lowRatio: number;
+  highRatio: number;
+  minRowsDifference: number;
+  minSumDifference: number;
+  skipDates: readonly string[];
+}> = {
+  enabled: true,
+  historyWeeks: 4,
+  minHistory: 3,
+  lowRatio: 0.5,
+  highRatio: 2,
+  minRowsDifference: 10,
+  minSumDifference: 0,
+  skipDates: [],
+};
+
+const volumeSchema = z
+  .object({
+    enabled: z.boolean().default(VOLUME_DEFAULTS.enabled).describe('Check each window\'s volume against the same weekday (hour of the week) of earlier weeks'),
+    historyWeeks: z
+      .number()
+      .int()
+      .min(1)
+      .max(26)
+      .default(VOLUME_DEFAULTS.historyWeeks)
+      .describe('How many earlier weeks of the same weekday (or hour of the week) make the expected band'),
+    minHistory: z
+      .number()
+      .int()
+      .min(1)
+      .max(26)
+      .default(VOLUME_DEFAULTS.minHistory)
+      .describe('Fewest loaded history windows needed to judge; with fewer nothing is flagged and the manifest says why'),
+    lowRatio: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .default(VOLUME_DEFAULTS.lowRatio)
+      .describe('Below median x lowRatio is "volume low"'),
+    highRatio: z
+      .number()
+      .gt(1)
+      .default(VOLUME_DEFAULTS.highRatio)
+      .describe('Above median x highRatio is "volume high"'),
+    minRowsDifference: z
+      .number()
+      .int()
+      .min(0)
+      .default(VOLUME_DEFAULTS.minRowsDifference)
+      .describe('A window within this many rows of the median is never flagged, so tiny counts do not cry wolf'),
+    sumColumn: athenaName.optional().describe('A decimal or bigint column whose sum per window is checked like the row count (e.g. "amount")'),
+    minSumDifference: z
+      .number()
+      .min(0)
+      .default(VOLUME_DEFAULTS.minSumDifference)
+      .describe('A sum within this much of the median (in the column\'s units) is never flagged'),
+    skipDates: z
+      .array(calendarDate)
+      // A new array per definition: a default object would be shared by every report that omits it.
+      .default(() => [])
+      .meta({
+        description: 'Dates (YYYY-MM-DD, the window\'s date) neither judged nor used as history: public holidays, a known outage',
+        examples: [['2026-01-01', '2026-01-02']],
+      }),
+  })
+  .strict();
+
 export const reportDefinitionSchema = z
   .object({
     $schema: z.string().optional().describe('Path of the JSON Schema, for editors: "../report-definition.schema.json"'),
@@ -145,6 +226,18 @@ export const reportDefinitionSchema = z
       .meta({ description: 'Length of one report window: whole days (P1D) or hours dividing a day (PT1H)', examples: ['P1D', 'PT1H'] }),
     lookback: z.number().int().min(0).max(31).default(0).describe('Also re-fetch this many windows before the current one'),
     rejects: z.object({ maxShare: z.number().min(0).max(1).default(0) }).strict().default({ maxShare: 0 }),
+    keys: z
+      .array(athenaName)
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          'Column names (the Athena names) that identify a row: rows repeating a key within one window are counted in the load manifest, and more than none is a finding (the rows are still written)',
+        examples: [['transaction_id']],
+      }),
+    volume: volumeSchema
+      .default(() => ({ ...VOLUME_DEFAULTS, skipDates: [] }))
+      .describe('The volume check: rows written (and volume.sumColumn\'s sum) of each window against the same weekday, or hour of the week, of earlier weeks'),
     bodyTemplate: z
       .record(z.string(), z.unknown())
       .superRefine((t, ctx) => {
@@ -164,6 +257,7 @@ export const reportDefinitionSchema = z
       if (c.name === 'dt') ctx.addIssue({ code: 'custom', message: '"dt" is the partition column; pick another name', path: ['columns', i, 'name'] });
     });
     checkBodyAgreement(d, ctx);
+    checkQualityColumns(d, ctx);
   })
   // Runs even when other fields failed (`when`), so a half-filled proposal lists every placeholder at once.
   .superRefine(
@@ -205,6 +299,39 @@ function checkBodyAgreement(
       code: 'custom',
       message: `is ${JSON.stringify(body.reportFormat)} but format is ${JSON.stringify(d.format)}: make them the same`,
       path: at('reportFormat'),
+    });
+  }
+}
+
+/**
+ * The data checks name columns: keys must exist, be distinct and never empty (a row without its key cannot be
+ * told apart from another), the sum column must hold numbers, and enough history must be asked for.
+ */
+function checkQualityColumns(
+  d: { columns: ReadonlyArray<{ name: string; kind: ColumnKind; nullable: boolean }>; keys?: string[]; volume: { sumColumn?: string; minHistory: number; historyWeeks: number } },
+  ctx: z.core.$RefinementCtx,
+): void {
+  const byName = new Map(d.columns.map((c) => [c.name, c]));
+  const names = [...byName.keys()].join(', ');
+  (d.keys ?? []).forEach((k, i) => {
+    const c = byName.get(k);
+    if (!c) ctx.addIssue({ code: 'custom', message: `"${k}" is not a column name (the columns are ${names})`, path: ['keys', i] });
+    else if (c.nullable) ctx.addIssue({ code: 'custom', message: `"${k}" is nullable: a key column must always have a value`, path: ['keys', i] });
+    if (d.keys!.indexOf(k) !== i) ctx.addIssue({ code: 'custom', message: `"${k}" is listed twice`, path: ['keys', i] });
+  });
+  const sum = d.volume.sumColumn;
+  if (sum !== undefined) {
+    const c = byName.get(sum);
+    if (!c) ctx.addIssue({ code: 'custom', message: `"${sum}" is not a column name (the columns are ${names})`, path: ['volume', 'sumColumn'] });
+    else if (c.kind !== 'decimal' && c.kind !== 'bigint') {
+      ctx.addIssue({ code: 'custom', message: `"${sum}" is a ${c.kind} column: the sum needs a decimal or bigint column`, path: ['volume', 'sumColumn'] });
+    }
+  }
+  if (d.volume.minHistory > d.volume.historyWeeks) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `is ${d.volume.minHistory} but historyWeeks is ${d.volume.historyWeeks}: the check could never have enough history`,
+      path: ['volume', 'minHistory'],
     });
   }
 }

@@ -156,3 +156,24 @@ export function formatWithPattern(t: LocalDateTime, pattern: string): string {
 
 /** "2026-11-20T00-00-00": a window start safe in S3 keys and file names. */
 export const windowStamp = (t: LocalDateTime) => formatWithPattern(t, 'yyyy-MM-ddTHH-mm-ss');
+
+/**
+ * The instant (Unix ms) at which the wall clock in `timeZone` reads `t`. Clocks moved back make some
+ * times happen twice: the first is taken. Clocks moved forward make some never happen: the instant of
+ * the jump is taken (exact for the whole hours windows start on), so a window inside the gap lasts 0 h.
+ */
+export function instantAt(t: LocalDateTime, timeZone: string): number {
+  const wall = toEpoch(t);
+  const offsetAt = (ms: number) => toEpoch(wallClockIn(new Date(ms), timeZone)) - ms;
+  // Offsets a day either side: zones change offset at most twice a year, so at most one change lies between.
+  const candidates = [...new Set([wall - offsetAt(wall - 86_400_000), wall - offsetAt(wall + 86_400_000)])].sort((a, b) => a - b);
+  const valid = candidates.filter((ms) => toEpoch(wallClockIn(new Date(ms), timeZone)) === wall);
+  return valid.length ? valid[0]! : candidates.at(-1)!;
+}
+
+/** How many hours a wall-clock window really lasts in its zone: 24 for most days, 23 or 25 across a DST change, 0 for an hour the clocks skip. */
+export const windowRealHours = (window: ReportWindow, timeZone: string): number =>
+  (instantAt(window.end, timeZone) - instantAt(window.start, timeZone)) / 3_600_000;
+
+/** A wall-clock time moved by whole days (negative to go back): the same wall-clock time, DST or not. */
+export const addDays = (t: LocalDateTime, days: number): LocalDateTime => fromEpoch(toEpoch(t) + days * 86_400_000);

@@ -1,5 +1,6 @@
 import type { Manifest } from '../core/csv-to-parquet.js';
 import type { ErrorCode } from '../core/errors.js';
+import type { QualityCheck } from '../core/quality-checks.js';
 
 /**
  * The manifest of one load attempt, at manifests/<report>/dt=<date>/<window start>.json in the curated
@@ -12,6 +13,9 @@ import type { ErrorCode } from '../core/errors.js';
  *   successful load of the window, if any, is still in place, with the rejects file that belongs to it;
  *   except after TooManyRejectedRows, whose rejects file is written (it lists what to fix).
  * - outcome "not-parsed": a PDF report; it stays in the raw bucket only.
+ *
+ * A "loaded" manifest also carries the data checks (functions/core/quality-checks.ts): each check's outcome,
+ * the value observed and the band expected. A finding does not change the outcome: the data loaded as sent.
  */
 
 export const MANIFEST_VERSION = 1;
@@ -57,6 +61,10 @@ export interface LoadManifest {
   rejected?: StoredRef;
   rows?: { read: number; written: number; rejected: number; emptyLines: number };
   conversion?: Pick<Manifest, 'rowGroups' | 'encoder' | 'timings' | 'durationMs'>;
+  /** The data checks of a loaded window: volume against earlier weeks, duplicate keys (docs/operations.md). */
+  checks?: QualityCheck[];
+  /** The definition's volume.sumColumn and its total over the rows written: what later loads compare their sum with. */
+  sum?: { column: string; total: string };
   /** Seconds from the window's end to this load (the LoadLagSeconds metric). */
   loadLagSeconds?: number;
   /** The parse invocation (Lambda request id, or a uuid locally). */

@@ -5,13 +5,15 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/csv-to-parquet.js';
 import { isPipelineError } from '../core/errors.js';
+import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks } from '../core/quality-checks.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
 import { keysFor, parseRawKey } from '../core/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/window.js';
-import { recordLoad, recordLoadCompleted } from '../aws/metrics.js';
+import { recordLoad, recordLoadCompleted, recordQuality } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
 import { ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { readHistory } from './load-history.js';
 import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
 import { rawObjectState } from './raw-state.js';
 
@@ -265,14 +267,28 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     await deferredRejects.commit();
     await table.end();
     const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
-    const manifest = manifestFor('loaded', { loadLagSeconds });
+    // The data checks judge what was written against earlier weeks' manifests; whatever they find, the load stands.
+    const { history, problem } = await readHistory(deps.s3, deps.curatedBucket, report, window);
+    if (problem) logger.error('Could not read the history of the volume check: the window is not judged', { problem });
+    const checks = qualityChecks({ report, window, rowsWritten: conversion.rowsWritten, tally: conversion.tally, history, historyProblem: problem });
+    const sumColumn = report.volume.sumColumn;
+    const sumTotal = conversion.tally?.sum;
+    const manifest = manifestFor('loaded', {
+      loadLagSeconds,
+      ...(checks.length ? { checks } : {}),
+      ...(sumColumn !== undefined && sumTotal !== undefined ? { sum: { column: sumColumn, total: sumTotal } } : {}),
+    });
     await writeManifest(manifest);
+    const findings = findingsOf(checks);
     if (deps.metrics) {
       recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
       // Zero rows included: a header-only report is a day without sales, not missing data.
       recordLoadCompleted(deps.metrics, dims);
+      recordQuality(deps.metrics, dims, { findings: findings.length, duplicateKeys: conversion.tally?.duplicateKeys });
     }
     logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
+    // One line per flagged window, naming it (persistent keys report and window): the dashboard lists these.
+    if (findings.length) logger.warn(FINDING_LOG_MESSAGE, { finding: findings.join('; '), manifestKey: keys.manifest });
     return result(manifest);
   } catch (error) {
     const code = isPipelineError(error) ? error.code : 'Unexpected';

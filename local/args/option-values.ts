@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { volumeShapeFrom, type VolumeShape } from '../simulator/volume.js';
 
 /**
  * Option values that more than one command reads, turned into what the commands use. Kept apart from the
@@ -22,4 +23,15 @@ export function parseSampleOptions(values: readonly string[]): Record<string, st
     samples[v.slice(0, eq)] = v.slice(eq + 1);
   }
   return samples;
+}
+
+/**
+ * `--weekday-volume` and `--drop-date` of `run` and `backfill`: the embedded simulator's volume shape. With
+ * --gateway-url the gateway answers, so they are refused rather than silently ignored.
+ */
+export function simulatorVolume(opts: { gatewayUrl?: string; weekdayVolume?: string; dropDate?: readonly string[] }): VolumeShape | undefined {
+  if (opts.gatewayUrl && (opts.weekdayVolume !== undefined || opts.dropDate?.length)) {
+    throw new ConfigurationError("--weekday-volume and --drop-date shape the embedded simulator's answers; with --gateway-url the gateway answers.");
+  }
+  return volumeShapeFrom(opts);
 }

@@ -23,7 +23,9 @@ import { refuseUnprojectedWindows } from '../../functions/core/partition-project
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
+import { findingsOf } from '../pipeline/check-summary.js';
 import { readSecretFile } from '../args/secret-file.js';
+import { simulatorVolume } from '../args/option-values.js';
 
 /**
  * `reports backfill`: every window of [--from, --to) through the pipeline, a few at a time, with progress
@@ -55,6 +57,9 @@ export interface BackfillCommandOptions {
   region?: string;
   /** Load windows that have not ended yet in the report's time zone (refused otherwise). */
   allowIncomplete?: boolean;
+  /** `--weekday-volume`, `--drop-date`: the embedded simulator's volume shape (local/simulator/volume.ts). */
+  weekdayVolume?: string;
+  dropDate?: string[];
   /** Progress style; default: a bar when stderr is a terminal. */
   tty?: boolean;
 }
@@ -76,13 +81,24 @@ export function localResult(outcome: WindowOutcome): WindowResult {
   }
   if (outcome.status === 'not-parsed') return { ok: true, detail: `PDF kept raw, ${kib(outcome.bytes)}` };
   const rejected = outcome.rowsRejected ? `, ${count(outcome.rowsRejected)} rejected` : '';
-  return { ok: true, detail: `${count(outcome.rowsWritten)} rows${rejected}, ${kib(outcome.bytes)} raw -> ${kib(outcome.parquetBytes)} Parquet` };
+  const findings = findingsOf(outcome.manifest?.checks);
+  return {
+    ok: true,
+    detail: `${count(outcome.rowsWritten)} rows${rejected}, ${kib(outcome.bytes)} raw -> ${kib(outcome.parquetBytes)} Parquet`,
+    ...(findings.length ? { findings } : {}),
+  };
 }
 
 function checkFlags(opts: BackfillCommandOptions): void {
   if (opts.deployed) {
     if (!opts.functionName) throw new ConfigurationError('--deployed needs --function-name: the fetch function of the stack (its name or ARN).');
-    const local = [opts.gatewayUrl && '--gateway-url', opts.secretFile && '--secret-file', opts.s3Endpoint && '--s3-endpoint'].filter(Boolean);
+    const local = [
+      opts.gatewayUrl && '--gateway-url',
+      opts.secretFile && '--secret-file',
+      opts.s3Endpoint && '--s3-endpoint',
+      opts.weekdayVolume !== undefined && '--weekday-volume',
+      opts.dropDate?.length && '--drop-date',
+    ].filter(Boolean);
     if (local.length) {
       throw new ConfigurationError(`${local.join(', ')} only apply to a local backfill: the deployed function has its own gateway, secret and buckets.`);
     }
@@ -161,7 +177,15 @@ export async function runBackfillCommand(
       }
     } else {
       const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
-      const local = await startLocalPipeline({ reportId: report.id, gatewayUrl: opts.gatewayUrl, secret, lakeDir: opts.lake, s3Endpoint: opts.s3Endpoint });
+      const volume = simulatorVolume(opts);
+      const local = await startLocalPipeline({
+        reportId: report.id,
+        gatewayUrl: opts.gatewayUrl,
+        secret,
+        lakeDir: opts.lake,
+        s3Endpoint: opts.s3Endpoint,
+        ...(volume ? { simulator: { volume } } : {}),
+      });
       pipeline = local;
       try {
         const gateway = local.simulator ? `the embedded simulator (${local.endpointUrl})` : local.endpointUrl;

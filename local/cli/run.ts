@@ -4,7 +4,7 @@ import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../../functions/core/window.js';
-import { parseSampleOptions } from '../args/option-values.js';
+import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
 import { windowsForRun } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
@@ -13,6 +13,7 @@ import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { QueryFailed } from '../lake/duckdb.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
+import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
 import { formatTable } from '../lake/result-table.js';
 import { readSecretFile } from '../args/secret-file.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
@@ -42,6 +43,9 @@ export interface RunLocalOptions {
   queryRows?: number;
   /** `--sample ID=FILE`: the embedded simulator answers report ID with this file. */
   sample?: string[];
+  /** `--weekday-volume`, `--drop-date`: the embedded simulator's volume shape (local/simulator/volume.ts). */
+  weekdayVolume?: string;
+  dropDate?: string[];
 }
 
 export interface RunSummary {
@@ -58,6 +62,8 @@ export interface RunSummary {
   failedQueries: number;
   /** Not run: Athena (Trino) cannot parse them (lib/saved-query-grammar.ts), as the synthesis would refuse them. */
   refusedQueries: number;
+  /** Windows whose data checks found something (they loaded: the exit code does not count them). */
+  flaggedWindows: number;
   durationMs: number;
 }
 
@@ -80,6 +86,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   if (opts.secretFile && !opts.gatewayUrl) {
     throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
   }
+  const volume = simulatorVolume(opts);
   // Scheme, host and path, before the lake or the simulator starts: a mistyped URL should cost nothing.
   if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
   // Before anything starts: a lake that cannot be written fails here in one line, not as s3rver's "internal error".
@@ -136,6 +143,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       if (opts.s3Endpoint) flags.push(`--s3-endpoint ${arg(opts.s3Endpoint)}`);
       if (resolve(opts.lake) !== resolve('.lake')) flags.push(`--lake ${arg(show(opts.lake))}`);
       for (const sample of opts.sample ?? []) flags.push(`--sample ${arg(sample)}`);
+      if (opts.weekdayVolume !== undefined) flags.push(`--weekday-volume ${arg(opts.weekdayVolume)}`);
+      for (const drop of opts.dropDate ?? []) flags.push(`--drop-date ${arg(drop)}`);
       if (opts.allowIncomplete) flags.push('--allow-incomplete');
       print(`Re-run to resume where it stopped (a re-run overwrites, never duplicates): npm start -- ${flags.join(' ')}`);
     }
@@ -152,7 +161,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       secret,
       lakeDir: opts.lake,
       s3Endpoint: opts.s3Endpoint,
-      simulator: opts.sample?.length ? { samples: parseSampleOptions(opts.sample) } : undefined,
+      simulator: opts.sample?.length || volume ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume } : undefined,
     });
     try {
       print(
@@ -165,16 +174,17 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
           : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
       );
       print('');
-      print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms`);
+      print(`  ${'window'.padEnd(daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms  checks`);
       for (const [i, window] of windows.entries()) {
         const o = await pipeline.runWindow(window);
         outcomes.push(o);
         const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
         print(
           `  ${label(window)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}  ${count(o.rowsRejected).padStart(8)}` +
-            `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}`,
+            `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}  ${checkMark(o.manifest?.checks)}`,
         );
         if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
+        for (const finding of findingsOf(o.manifest?.checks)) print(`      ${finding}`);
         if (o.error && RUN_STOPPING_CODES.has(o.error.code as ErrorCode) && i < windows.length - 1) {
           print(`      the ${windows.length - 1 - i} later window(s) were not tried: every one would fail the same way`);
           break;
@@ -236,6 +246,9 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   const sum = (f: (o: WindowOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
   const durationMs = Math.round(performance.now() - started);
   print('');
+  // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
+  const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: label(o.window), checks: o.manifest?.checks })));
+  for (const line of checkLines) print(line);
   print(
     `Done: ${windows.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +
       `${notTried} not tried; ${count(sum((o) => o.rowsRead))} rows fetched, ` +
@@ -250,5 +263,6 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     if (onDuckDb) console.error(`${queriesWord(onDuckDb)} failed on DuckDB (see above).`);
     process.exitCode = 1;
   }
-  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, refusedQueries, durationMs };
+  const flaggedWindows = outcomes.filter((o) => checkMark(o.manifest?.checks) === 'FLAGGED').length;
+  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, refusedQueries, flaggedWindows, durationMs };
 }

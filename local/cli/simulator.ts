@@ -1,5 +1,5 @@
 import type { FaultMode } from '../simulator/faults.js';
-import { runStandaloneSimulator, transportFrom } from '../simulator/index.js';
+import { runStandaloneSimulator, transportFrom, volumeShapeFrom } from '../simulator/index.js';
 import { parseSampleOptions } from '../args/option-values.js';
 
 /**
@@ -12,6 +12,8 @@ export interface SimulatorCommandOptions {
   pathPrefix?: string;
   secretsDir?: string;
   rowsPerDay?: number;
+  weekdayVolume?: string;
+  dropDate?: string[];
   fault?: FaultMode;
   times?: number;
   delayMs?: number;
@@ -29,6 +31,7 @@ export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promis
     pathPrefix: opts.pathPrefix,
     secretsDir: opts.secretsDir,
     rowsPerDay: opts.rowsPerDay,
+    volume: volumeShapeFrom(opts),
     fault: opts.fault
       ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }
       : undefined,

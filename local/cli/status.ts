@@ -8,6 +8,7 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/report-definition.js';
+import type { QualityCheck } from '../../functions/core/quality-checks.js';
 import { PREFIX } from '../../functions/core/s3-keys.js';
 import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
@@ -17,7 +18,7 @@ import { parseWindowSize } from '../../functions/core/window.js';
  * what is left to do. Reads the stack's outputs, then one check per item: the secret no longer holds the
  * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
  * messages waiting in each dead-letter queue, and one query per report through the workgroup that reads every
- * value of the newest `dt`. A check that cannot be made (no permission, a throttled call) says so and the others
+ * value of the newest `dt`, and the data checks' findings of the last days' loads. A check that cannot be made (no permission, a throttled call) says so and the others
  * still run. The secret's value is read only to compare it with the placeholder: it is never printed.
  *
  * The query reads values, not footers. Athena answers a `count(*)` from the row counts in the Parquet footers,
@@ -415,6 +416,66 @@ async function readValues(input: StatusInput, outputs: Record<string, string>, r
   }
 }
 
+/** How far back `reports status` looks for data-check findings. */
+export const FINDINGS_DAYS = 7;
+
+/**
+ * The data checks' findings (functions/core/quality-checks.ts) of every window loaded in the last FINDINGS_DAYS
+ * days, read from the manifests: one listing from that date on, then one GET per manifest (the newest attempt
+ * of each window). A flagged window loaded, but someone should look: TODO, naming each window and what was off.
+ */
+async function checkFindings(input: StatusInput, bucket: string, reportId: string): Promise<StatusItem> {
+  const item = `data checks ${reportId}`;
+  const now = (input.now ?? (() => new Date()))();
+  // A day more than asked: manifests are keyed by the report's zone, and this runs in any.
+  const since = new Date(now.getTime() - (FINDINGS_DAYS + 1) * 86_400_000).toISOString().slice(0, 10);
+  const prefix = `${PREFIX.manifests}${reportId}/`;
+  const flagged: string[] = [];
+  let loaded = 0;
+  let pdf = 0;
+  let unjudged = 0;
+  try {
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await input.clients.s3.send(
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, StartAfter: `${prefix}dt=${since}`, ContinuationToken: token }),
+      );
+      for (const o of page.Contents ?? []) if (o.Key && o.Key >= `${prefix}dt=${since}`) keys.push(o.Key);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    for (let i = 0; i < keys.length; i += 8) {
+      const manifests = await Promise.all(
+        keys.slice(i, i + 8).map(async (key) => {
+          const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString();
+          return JSON.parse(body ?? '{}') as { outcome?: string; window?: { start?: string }; checks?: QualityCheck[] };
+        }),
+      );
+      for (const m of manifests) {
+        if (m.outcome === 'not-parsed') pdf++;
+        if (m.outcome !== 'loaded') continue;
+        loaded++;
+        const findings = (m.checks ?? []).filter((c) => c.outcome === 'anomaly').map((c) => c.message);
+        if (findings.length) flagged.push(`${m.window?.start ?? '?'}: ${findings.join('; ')}`);
+        if ((m.checks ?? []).some((c) => c.check === 'volume-rows' && c.outcome === 'skipped')) unjudged++;
+      }
+    }
+  } catch (e) {
+    return unknown(item, e, `s3:ListBucket and s3:GetObject on manifests/ of ${bucket}, and kms:Decrypt`);
+  }
+  if (!loaded && pdf) return { item, verdict: 'OK', detail: 'PDF report: kept raw, no data to check' };
+  if (!loaded) return { item, verdict: 'TODO', detail: `no window loaded since ${since}: nothing to check (see the newest load above)` };
+  const notJudged = unjudged ? `; ${unjudged} not judged (too little history or a skipped date)` : '';
+  if (!flagged.length) return { item, verdict: 'OK', detail: `no finding in ${loaded} window(s) loaded since ${since}${notJudged}` };
+  return {
+    item,
+    verdict: 'TODO',
+    detail:
+      `${flagged.length} of ${loaded} window(s) loaded since ${since} FLAGGED: ${flagged.join(' | ')}. ` +
+      `The data loaded as sent; see ${OPERATIONS} ("Data checks") for what to do`,
+  };
+}
+
 /** The stack outputs the checks below read (lib/reports-pipeline-stack.ts writes them). */
 export const REQUIRED_OUTPUTS = ['GatewaySecretArn', 'AlarmTopicArn', 'ScheduleGroupName', 'CuratedBucketName', 'AthenaWorkGroupName', 'GlueDatabaseName'] as const;
 
@@ -447,7 +508,8 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
       return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
     }),
   );
-  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts];
+  const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
+  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts, ...findings];
 }
 
 export function formatStatus(items: readonly StatusItem[]): string {

@@ -29,7 +29,8 @@ export function startProgress(total: number, options: { tty?: boolean; log?: (li
   return {
     window(report) {
       counts[report.status]++;
-      if (report.status === 'failed') bars.log(`${windowLine(report)}\n`);
+      // Failures and flagged windows above the bar as they happen; the summary lists them again.
+      if (report.status === 'failed' || report.findings?.length) bars.log(`${windowLine(report)}\n`);
       bar.increment(1, counts);
     },
     stop: () => bars.stop(),

@@ -14,8 +14,11 @@ import {
  * loaded?" check are injected, so test/unit/backfill.test.ts drives this with plain functions.
  */
 
-/** What one window's work came to. A thrown error counts as failed too (errorCodeOf names it). */
-export type WindowResult = { ok: true; detail?: string } | { ok: false; code: string; message: string };
+/**
+ * What one window's work came to. A thrown error counts as failed too (errorCodeOf names it). `findings`: what
+ * the data checks found in a window that loaded (it still counts as done).
+ */
+export type WindowResult = { ok: true; detail?: string; findings?: string[] } | { ok: false; code: string; message: string };
 
 /** not-tried: never started, because an earlier window failed in a way every window would (STOP_CODES). */
 export type WindowStatus = 'done' | 'failed' | 'skipped' | 'not-tried';
@@ -25,6 +28,8 @@ export interface WindowReport {
   status: WindowStatus;
   /** For done: what was loaded ("120 rows"); for skipped: why. */
   detail?: string;
+  /** For done: what the data checks found (the window loaded; someone should look). */
+  findings?: string[];
   /** For failed: the typed error code (AuthenticationRefused, GatewayUnavailable, …) or the SDK error's name. */
   code?: string;
   message?: string;
@@ -140,7 +145,7 @@ export async function runBackfill(options: BackfillOptions): Promise<BackfillSum
       result = { ok: false, code: errorCodeOf(e), message: e instanceof Error ? e.message : String(e) };
     }
     return result.ok
-      ? finish({ status: 'done', detail: result.detail })
+      ? finish({ status: 'done', detail: result.detail, ...(result.findings?.length ? { findings: result.findings } : {}) })
       : finish({ status: 'failed', code: result.code, message: result.message });
   };
   const reports = await mapWithConcurrency(options.windows, options.concurrency, one);
@@ -164,7 +169,9 @@ export function windowName(window: ReportWindow): string {
 /** One line per window, for logs and non-interactive output. */
 export function windowLine(report: WindowReport): string {
   const what =
-    report.status === 'failed' ? `${report.code}: ${report.message}` : report.detail ?? '';
+    report.status === 'failed'
+      ? `${report.code}: ${report.message}`
+      : `${report.detail ?? ''}${report.findings?.length ? `; FLAGGED: ${report.findings.join('; ')}` : ''}`;
   return `  ${windowName(report.window).padEnd(19)}  ${report.status.padEnd(7)}  ${String(report.ms).padStart(6)} ms  ${what}`.trimEnd();
 }
 
@@ -181,6 +188,12 @@ export function summaryLines(summary: BackfillSummary, reportId: string): string
   if (summary.failed.length) {
     lines.push('Failed windows (re-run them with --from/--to; a re-run overwrites, never duplicates):');
     for (const f of summary.failed) lines.push(`  ${windowName(f.window)}  ${f.code}: ${f.message}`);
+  }
+  const flagged = summary.reports.filter((r) => r.findings?.length);
+  if (flagged.length) {
+    // On lines of their own: these windows loaded (they do not change the exit code), but their data looks wrong.
+    lines.push(`Data checks FLAGGED ${flagged.length} window(s) that loaded; the data is kept as sent; what to do: docs/operations.md, "Data checks":`);
+    for (const f of flagged) for (const finding of f.findings!) lines.push(`  ${windowName(f.window)}  ${finding}`);
   }
   return lines;
 }

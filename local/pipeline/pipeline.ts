@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
 import { bucketNames, type BucketNames } from '../../config/naming.js';
@@ -36,7 +37,7 @@ import type { Simulator, SimulatorOptions } from '../simulator/index.js';
  *
  * `npm start` (local/cli/run.ts) and `reports backfill` run windows through this. Differences from AWS:
  * no SQS retries or dead-letter queue (a failed parse is reported in the window's outcome at once), no
- * object versions (s3rver has none), and no metrics (the handlers' logs stay silent unless
+ * object versions (s3rver has none), and no metrics unless asked for (the handlers' logs stay silent unless
  * POWERTOOLS_LOG_LEVEL is set).
  */
 
@@ -64,6 +65,8 @@ export interface LocalPipelineOptions {
   gateway?: GatewayTuning;
   /** Default: the silent-unless-asked local logger (local-logger.ts). */
   logger?: Logger;
+  /** The handlers' metrics, as in Lambda (EMF lines on stdout); default none, which would only clutter the terminal. Tests pass one. */
+  metrics?: Metrics;
 }
 
 /** What one window came to, fetch and parse together. */
@@ -189,8 +192,9 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       logger,
       loadSecret: async () => gatewaySecret,
       gateway: options.gateway,
+      metrics: options.metrics,
     };
-    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger };
+    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics };
 
     // What the parse step said about each raw key, collected as the messages are handled.
     const parsed = new Map<string, ParseResult>();

@@ -30,3 +30,4 @@ export { writeReportPdf, reportPdfStream, pdfText, type PdfOptions } from './rep
 export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, type ReportRequest } from './report-request.js';
 export { runStandaloneSimulator, parseStandaloneArgs, transportFrom, type StandaloneOptions, type StandaloneReady } from './standalone.js';
 export { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
+export { rowsPerDayFor, parseWeekdayVolume, parseDropDates, volumeShapeFrom, DEFAULT_DROP_SHARE, type VolumeShape } from './volume.js';

@@ -34,7 +34,7 @@
  *     (from/to as yyyyMMddHHmmss), streamed with chunked transfer encoding.
  *     Transport options chosen at start-up (see transport.ts) change only how it travels: another
  *     Content-Type or none, gzip/deflate/br compression whether asked or not, a body trickled in small chunks.
- *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay).
+ *     Rows: see transactions.ts (deterministic in login, window and rowsPerDay, which `volume` shapes: volume.ts).
  *
  * REPORTS OF THE CATALOG (`reports`): a request whose reportIdentifier is a catalog report's is read by that
  * report's body template (report-request.ts) and answered with rows generated from its columns
@@ -65,6 +65,7 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { definitionRows, driftDefinitionRow, driftedDefinitionHeader } from './definition-rows.js';
 import { DRIFTED_HEADER, REPORT_HEADER, driftRow, hasSampleColumns, transactionRows } from './transactions.js';
+import { rowsPerDayFor, type VolumeShape } from './volume.js';
 
 const generateKeyPair = promisify(generateKeyPairCb);
 
@@ -85,6 +86,8 @@ export interface SimulatorOptions {
   pathPrefix?: string;
   /** Transactions per day of window. Default 250. */
   rowsPerDay?: number;
+  /** A weekly rhythm and dates whose volume drops, on top of rowsPerDay (volume.ts). */
+  volume?: VolumeShape;
   /** The simulator's clock for timestamp checks and the request log. Default: the real clock. */
   now?: () => Date;
   /** Accepted |server time − oauth_timestamp|. Default 300 s. */
@@ -272,12 +275,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const header = generated
       ? drift ? driftedDefinitionHeader(generated) : generated.columns.map((c) => c.header)
       : drift ? DRIFTED_HEADER : REPORT_HEADER;
+    const perDay = rowsPerDayFor(report.window, rowsPerDay, options.volume);
     const rows = () => {
       if (generated) {
-        const plain = definitionRows(generated, verdict.login, report.window, rowsPerDay);
+        const plain = definitionRows(generated, verdict.login, report.window, perDay);
         return drift ? mapRows(plain, driftDefinitionRow) : plain;
       }
-      const plain = transactionRows(verdict.login, report.window, rowsPerDay);
+      const plain = transactionRows(verdict.login, report.window, perDay);
       return drift ? mapRows(plain, driftRow) : plain;
     };
     const pdfOptions = {

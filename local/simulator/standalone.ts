@@ -8,6 +8,7 @@ import type { ReportDefinition } from '../../functions/core/report-definition.js
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
 import { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
+import { volumeShapeFrom, type VolumeShape } from './volume.js';
 
 /**
  * The simulator as a long-running process (`npm run simulator`, or `tsx local/simulator/standalone.ts`):
@@ -27,6 +28,8 @@ export interface StandaloneOptions {
   /** Where the <port>/ directory with hmac.json, rsa.json and rsa-public.pem goes. Default ./.simulator */
   secretsDir?: string;
   rowsPerDay?: number;
+  /** A weekly rhythm and dates whose volume drops (--weekday-volume, --drop-date; volume.ts). */
+  volume?: VolumeShape;
   /** How reports travel: --content-type, --compress, --chunked (transport.ts). */
   transport?: TransportOptions;
   /** The reports served besides the spec's sample; default: the catalog (config/reports/). */
@@ -60,6 +63,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       pathPrefix: opts.pathPrefix,
       fault: opts.fault,
       rowsPerDay: opts.rowsPerDay,
+      volume: opts.volume,
       transport: opts.transport,
       reports: opts.reports ?? loadCatalog().reports,
       samples: opts.samples,
@@ -90,6 +94,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       `  RSA-SHA256:  login "${rsa.login}", private key -> ${shown(files.rsa)}, public key -> ${shown(files.rsaPublicKey)}`,
       `  Fault mode:  ${fault}`,
       `  Transport:   ${describeTransport(opts.transport)}`,
+      `  Volume:      ${describeVolume(opts.rowsPerDay ?? 250, opts.volume)}`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',
@@ -137,6 +142,13 @@ const describeTransport = (t: TransportOptions | undefined): string =>
     t?.chunked ? 'trickled in chunks' : 'streamed',
   ].join(', ');
 
+const describeVolume = (rowsPerDay: number, v: VolumeShape | undefined): string =>
+  [
+    `${rowsPerDay} rows per day`,
+    ...(v?.weekday ? [`times ${v.weekday.join(', ')} Monday to Sunday`] : []),
+    ...Object.entries(v?.drops ?? {}).map(([date, share]) => `${date} at ${share} of its rows`),
+  ].join(', ');
+
 /** Command-line flags, for running this file directly. */
 export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
   const { values } = parseArgs({
@@ -146,6 +158,8 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
       'path-prefix': { type: 'string' },
       'secrets-dir': { type: 'string' },
       'rows-per-day': { type: 'string' },
+      'weekday-volume': { type: 'string' },
+      'drop-date': { type: 'string', multiple: true },
       fault: { type: 'string' },
       times: { type: 'string' },
       'delay-ms': { type: 'string' },
@@ -179,6 +193,7 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
     pathPrefix: values['path-prefix'],
     secretsDir: values['secrets-dir'],
     rowsPerDay: num('rows-per-day', values['rows-per-day']),
+    volume: volumeShapeFrom({ weekdayVolume: values['weekday-volume'], dropDate: values['drop-date'] }),
     fault,
     transport: transportFrom({ contentType: values['content-type'], compress: values.compress, chunked: values.chunked }),
   };

@@ -5,8 +5,10 @@ import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Dimension, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
+import { FINDING_LOG_MESSAGE } from '../../functions/core/quality-checks.js';
 import { Alarms, type AlarmsProps } from '../../lib/alarms.js';
 import { PipelineDashboard } from '../../lib/dashboard.js';
 import { SERVICE_NAME } from '../../lib/metrics.js';
@@ -22,6 +24,7 @@ function fixtures(stack: Stack) {
     parseFunction: fn('ParseFn'),
     deadLetterQueues: { schedule: new sqs.Queue(stack, 'Dlq1'), 'fetch-failures': new sqs.Queue(stack, 'Dlq2'), parse: new sqs.Queue(stack, 'Dlq3') },
     parseQueue: new sqs.Queue(stack, 'Work'),
+    parseLogGroup: new logs.LogGroup(stack, 'ParseLogs'),
   };
 }
 
@@ -47,6 +50,7 @@ function build(overrides: Partial<AlarmsProps> = {}) {
     parseQueue: f.parseQueue,
     deadLetterQueues: f.deadLetterQueues,
     reportIds: ['transactions', 'hourly'],
+    parseLogGroup: f.parseLogGroup,
   });
   return { stack, f, alarms, template: Template.fromStack(stack) };
 }
@@ -97,7 +101,7 @@ describe('Alarms', () => {
   it('notifies on alarm and on recovery, every alarm', () => {
     const topic = { Ref: logicalIdOf(stack, alarms.topic) };
     const all = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    assert.equal(all.length, 2 + 3 + 2 * 3);
+    assert.equal(all.length, 2 + 3 + 2 * 4);
     for (const a of all) {
       assert.deepEqual((a.Properties as Cfn).AlarmActions, [topic]);
       assert.deepEqual((a.Properties as Cfn).OKActions, [topic]);
@@ -147,6 +151,20 @@ describe('Alarms', () => {
     }
   });
 
+  it('alarms per report when a loaded window\'s data checks found something, on the metric the parse emits', () => {
+    for (const report of ['transactions', 'hourly']) {
+      const a = alarmByName(`data-quality-${report}`);
+      const stat = a.Metrics[0].MetricStat;
+      assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
+      assert.equal(stat.Metric.MetricName, 'QualityFindings');
+      assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
+      assert.deepEqual([stat.Stat, stat.Period, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 300, 'GreaterThanThreshold', 0, 1, 'notBreaching']);
+      // The metric cannot carry the window: the description says where it is named.
+      assert.match(a.AlarmDescription, /reports -- status --environment test/);
+      assert.match(a.AlarmDescription, new RegExp(`manifests/${report}/`));
+    }
+  });
+
   it('alarms when no load completes within the window plus grace, missing data breaching', () => {
     for (const [report, hours] of [['transactions', 30], ['hourly', 12]] as const) {
       const a = alarmByName(`no-fresh-data-${report}`);
@@ -179,12 +197,12 @@ describe('Alarms', () => {
 });
 
 describe('Dashboard', () => {
-  const { template } = build();
+  const { stack, f, template } = build();
   it('shows runs, fetch outcomes, completed loads, rows, bytes, durations, lag and dead letters', () => {
     const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
     assert.equal((dashboard!.Properties as Cfn).DashboardName, 'paynet-reports-test');
     const body = JSON.stringify((dashboard!.Properties as Cfn).DashboardBody);
-    for (const metric of ['Invocations', 'Errors', 'LoadsCompleted', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'Duration', 'LoadLagSeconds', 'ApproximateNumberOfMessagesVisible']) {
+    for (const metric of ['Invocations', 'Errors', 'LoadsCompleted', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'Duration', 'LoadLagSeconds', 'ApproximateNumberOfMessagesVisible', 'QualityFindings', 'DuplicateKeys']) {
       assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     }
     // Every fetch outcome by name (AuthenticationRefused among them), found by a search rather than listed by hand.
@@ -192,5 +210,18 @@ describe('Dashboard', () => {
     assert.match(body, search);
     assert.ok(body.includes("${PROP('Dim.report')} ${PROP('Dim.outcome')}"), 'one legend entry per report and outcome');
     assert.ok(body.includes('transactions') && body.includes('hourly'), 'one line per report');
+  });
+
+  it('lists the flagged windows from the parse log, with the message and fields the parse logger writes', () => {
+    const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
+    // The body is a Fn::Join of JSON text and references: stand the references in as their logical ids.
+    const parts = (dashboard!.Properties as Cfn).DashboardBody['Fn::Join'][1] as Cfn[];
+    const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : (p.Ref ?? 'ref'))).join('')) as { widgets: Cfn[] };
+    const logs = body.widgets.filter((w) => w.type === 'log');
+    assert.equal(logs.length, 1);
+    const query = logs[0]!.properties.query as string;
+    assert.ok(query.startsWith(`SOURCE '${logicalIdOf(stack, f.parseLogGroup)}'`), query);
+    assert.match(query, /fields @timestamp, report, window, finding/);
+    assert.ok(query.includes(`filter message = "${FINDING_LOG_MESSAGE}"`), query);
   });
 });

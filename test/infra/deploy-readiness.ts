@@ -111,6 +111,11 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
   });
 
   describe(`${config.name}: a first deploy into a fresh account`, () => {
+    const parseStatements = () => {
+      const roleId = logicalIdOf(stack, stack.parse.function.role);
+      const [[, policy]] = byType(json, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [[string, Resource]];
+      return policy.Properties.PolicyDocument.Statement as Cfn[];
+    };
     it('reserves no concurrency (a new account has a quota of 10), and the parse queue still bounds the load', () => {
       for (const [id, fn] of byType(json, 'AWS::Lambda::Function')) assert.equal(fn.Properties.ReservedConcurrentExecutions, undefined, id);
       const [[, mapping]] = byType(json, 'AWS::Lambda::EventSourceMapping') as [[string, Resource]];
@@ -151,10 +156,20 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
     });
 
     it('lets the parse function list the raw bucket, so a deleted raw key reads as 404 (skipped), not 403', () => {
-      const roleId = logicalIdOf(stack, stack.parse.function.role);
-      const [[, policy]] = byType(json, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [[string, Resource]];
-      const list = (policy.Properties.PolicyDocument.Statement as Cfn[]).filter((s) => [s.Action].flat().includes('s3:ListBucket'));
-      assert.deepEqual(list.map((s) => s.Resource), [{ 'Fn::GetAtt': [logicalIdOf(stack, stack.lake.rawBucket), 'Arn'] }]);
+      const list = parseStatements().filter((s) => [s.Action].flat().includes('s3:ListBucket'));
+      // And the curated bucket: a week without a history manifest reads as 404 (no history), not 403.
+      assert.deepEqual(list.map((s) => s.Resource), [
+        { 'Fn::GetAtt': [logicalIdOf(stack, stack.lake.rawBucket), 'Arn'] },
+        { 'Fn::GetAtt': [logicalIdOf(stack, stack.lake.curatedBucket), 'Arn'] },
+      ]);
+    });
+
+    it('lets the parse function read the manifests of the curated bucket (the volume check\'s history), and nothing else there', () => {
+      const reads = parseStatements().filter((s) => [s.Action].flat().includes('s3:GetObject'));
+      const curated = reads.filter((s) => JSON.stringify(s.Resource).includes(logicalIdOf(stack, stack.lake.curatedBucket)));
+      assert.equal(curated.length, 1);
+      assert.match(JSON.stringify(curated[0]!.Resource), /\/manifests\/\*/);
+      assert.doesNotMatch(JSON.stringify(curated[0]!.Resource), /tables|rejected/);
     });
 
     it("outputs the analysts' policy", () => {

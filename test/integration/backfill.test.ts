@@ -80,10 +80,25 @@ describe('reports backfill, local mode', () => {
     }
   });
 
+  it('a window the data checks flag is done (exit 0), marked on its line and named again at the end', async () => {
+    const lake = join(lakeDir, 'checks');
+    const { summary, text } = await run({ from: '2025-12-01', to: '2025-12-29', lake, dropDate: ['2025-12-24=0'] });
+    assert.deepEqual([summary.done, summary.failed.length, summary.notTried], [28, 0, 0]);
+    assert.equal(summary.reports.filter((r) => r.findings?.length).length, 1);
+    assert.match(text, /^ {2}2025-12-24 +done +\d+ ms {2}0 rows, .*; FLAGGED: header only: 0 rows, expected 125-500 from 3 of the last 4 Wednesdays$/m);
+    assert.match(
+      text,
+      /^Data checks FLAGGED 1 window\(s\) that loaded; the data is kept as sent; what to do: docs\/operations\.md, "Data checks":\n {2}2025-12-24 {2}header only: 0 rows/m,
+    );
+    // The exit code counts only windows that did not load.
+    assert.equal(summary.failed.length || summary.notTried ? 1 : 0, 0);
+  });
+
   it('refuses flag mixes that cannot mean anything before starting anything', async () => {
     await assert.rejects(run({ from: '2026-11-01', to: '2026-11-02', deployed: true }), /--deployed needs --function-name/);
     await assert.rejects(run({ from: '2026-11-01', to: '2026-11-02', deployed: true, functionName: 'f', gatewayUrl: 'https://x' }), /--gateway-url only apply to a local backfill/);
     await assert.rejects(run({ from: '2026-11-01', to: '2026-11-02', functionName: 'f' }), /go with --deployed/);
+    await assert.rejects(run({ from: '2026-11-01', to: '2026-11-02', deployed: true, functionName: 'f', dropDate: ['2026-11-01'] }), /--drop-date only apply to a local backfill/);
     await assert.rejects(run({ from: '2026-11-02', to: '2026-11-02' }), /--from must be before --to/);
   });
 });

@@ -33,6 +33,8 @@ const settlements = parseReportDefinition(
     // The gateway writes the delimiter the body asks for; a definition must say the same in both places.
     bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: ';' },
     rejects: { maxShare: 0 },
+    // Columns of its own: the sample's key column (transaction_id) is not among them.
+    keys: undefined,
     columns: [
       { header: 'Batch Ref', name: 'batch_ref', type: 'string' },
       { header: 'Booked At', name: 'booked_at', type: 'timestamp', pattern: 'dd/MM/yyyy HH:mm:ss' },

@@ -100,6 +100,35 @@ describe('the run summary', () => {
     }
   });
 
+  it('a month on the simulator with a weekly rhythm and one dropped date: that window is marked and named, the run exits 0', async () => {
+    const lines: string[] = [];
+    process.exitCode = undefined;
+    const summary = await runLocal(
+      { report: 'transactions', from: '2026-10-01', to: '2026-11-01', lake: join(dir, 'month'), weekdayVolume: '1,1,1,1,1.2,0.6,0.4', dropDate: ['2026-10-27'] },
+      (l) => void lines.push(l),
+    );
+    const out = lines.join('\n');
+    assert.deepEqual([summary.loaded, summary.failedWindows, summary.flaggedWindows], [31, 0, 1], out);
+    assert.notEqual(process.exitCode, 1);
+    assert.match(out, /^ {2}window {6}format {2}status {7}rows {2}rejected {6}raw bytes {7}parquet {6}ms {2}checks$/m);
+    assert.match(out, /^ {2}2026-10-27 {2}CSV {5}loaded {9}25 .* FLAGGED\n {6}volume low: 25 rows, expected 125-500 from 3 of the last 4 Tuesdays$/m);
+    // Weekends are a quarter to a half of a weekday here, and compared with earlier weekends: not flagged.
+    assert.match(out, /^ {2}2026-10-25 {2}CSV {5}loaded {8}100 .* ok$/m);
+    assert.match(out, /^ {2}2026-10-01 {2}CSV {5}loaded {8}250 .* not judged$/m);
+    assert.match(
+      out,
+      /^Data checks: 1 window\(s\) FLAGGED of 31 loaded; 21 not judged \(the first: too little history: 0 of the last 4 Thursdays loaded, 3 needed\)\. The data loaded as sent; what to do: docs\/operations\.md, "Data checks"\.\n {2}2026-10-27 {2}volume low: 25 rows, expected 125-500 from 3 of the last 4 Tuesdays\nDone: 31 window\(s\) asked: 31 loaded/m,
+    );
+  });
+
+  it('the simulator\'s volume flags are refused with another gateway, and bad values name the flag', async () => {
+    const lake = join(dir, 'flags');
+    await assert.rejects(runLocal({ report: 'transactions', lake, gatewayUrl: simulator.url, secretFile: wrongSecret, dropDate: ['2026-10-27'] }), /--weekday-volume and --drop-date shape the embedded simulator's answers/);
+    await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', weekdayVolume: '1,1,1' }), /--weekday-volume 1,1,1: expected seven factors/);
+    await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', dropDate: ['2026-10-27=2'] }), /--drop-date 2026-10-27=2: expected YYYY-MM-DD or YYYY-MM-DD=SHARE/);
+    await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', dropDate: ['2026-02-30'] }), /--drop-date 2026-02-30: expected/);
+  });
+
   it('saved queries are the report\'s own: none for a report whose table no query reads', async () => {
     const own = (await savedQueriesFor('transactions')).map((q) => q.name);
     assert.ok(own.length > 0);

@@ -9,6 +9,7 @@ import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { bucketNames } from '../../config/naming.js';
+import { FINDING_LOG_MESSAGE } from '../../functions/core/quality-checks.js';
 import { encodeS3EventKey, rawKey } from '../../functions/core/s3-keys.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { openObjectStream, putBytes } from '../../functions/aws/s3-streams.js';
@@ -215,6 +216,48 @@ describe('parse-report handler', () => {
     assert.equal(m.outcome, 'loaded');
     assert.equal((await readCurated('rejected/transactions/dt=2026-11-22/2026-11-22T00-00-00.csv')).toString(), REJECTS_HEADER_ONLY);
     assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-22/'), ['tables/transactions/dt=2026-11-22/2026-11-22T00-00-00.parquet']);
+  });
+
+  it('a window far below the same weekday of earlier weeks, with a repeated key: loaded, its findings in the manifest, a metric and a log line naming it', async () => {
+    // Three Fridays of 40 rows, then one of 4 whose first row comes twice.
+    for (const date of ['2026-10-02', '2026-10-09', '2026-10-16']) {
+      await putRaw(date, writeReportCsv(REPORT_HEADER, generateTransactions(LOGIN, day(date), ROWS), csvOptions), 'csv');
+      const run = await invoke(objectCreated(rawKey('transactions', day(date), 'csv')), `req-history-${date}`);
+      assert.deepEqual(run.result, { batchItemFailures: [] });
+      assert.deepEqual(metricPoints(run.lines, 'QualityFindings').map((p) => p.value), [0], 'too little history: nothing flagged');
+    }
+    const few = generateTransactions(LOGIN, day('2026-10-23'), 4);
+    await putRaw('2026-10-23', writeReportCsv(REPORT_HEADER, [...few, few[0]!], csvOptions), 'csv');
+    const run = await invoke(objectCreated(rawKey('transactions', day('2026-10-23'), 'csv')), 'req-low');
+    assert.deepEqual(run.result, { batchItemFailures: [] }, 'a finding does not fail the message');
+
+    const m = await manifest('2026-10-23');
+    assert.equal(m.outcome, 'loaded');
+    assert.equal(m.rows?.written, 5);
+    assert.deepEqual(
+      m.checks?.map((c) => [c.check, c.outcome, c.observed, c.expected]),
+      [
+        ['volume-rows', 'anomaly', 5, { low: 20, high: 80, median: 40 }],
+        ['duplicate-keys', 'anomaly', 1, { low: 0, high: 0 }],
+      ],
+    );
+    assert.equal(m.checks?.[0]?.message, 'volume low: 5 rows, expected 20-80 from 3 of the last 4 Fridays');
+    assert.deepEqual(m.checks?.[0]?.history?.map((h) => h.window), ['2026-10-16T00:00:00', '2026-10-09T00:00:00', '2026-10-02T00:00:00']);
+
+    assert.deepEqual(metricPoints(run.lines, 'QualityFindings').map((p) => [p.value, p.dims.report, p.dims.environment, p.dims.service]), [
+      [2, 'transactions', 'test', 'paynet-reports'],
+    ]);
+    assert.deepEqual(metricPoints(run.lines, 'DuplicateKeys').map((p) => p.value), [1]);
+    const finding = run.lines.find((l) => l.message === FINDING_LOG_MESSAGE);
+    assert.equal(finding?.level, 'WARN');
+    assert.equal(finding?.report, 'transactions');
+    assert.equal(finding?.window, '2026-10-23T00:00:00/2026-10-24T00:00:00');
+    assert.match(String(finding?.finding), /^volume low: 5 rows, expected 20-80 .*; duplicate keys: 1 row\(s\) repeat a transaction_id/);
+
+    // Loading the window again judges it again, against the same history: never against itself.
+    const again = await invoke(objectCreated(rawKey('transactions', day('2026-10-23'), 'csv')), 'req-low-again');
+    assert.deepEqual(metricPoints(again.lines, 'QualityFindings').map((p) => p.value), [2]);
+    assert.deepEqual((await manifest('2026-10-23')).checks?.[0]?.history?.length, 3);
   });
 
   it('a key under raw/ that is not the layout fails its message with a ConfigurationError', async () => {

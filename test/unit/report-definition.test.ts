@@ -13,7 +13,7 @@ import {
   reportDefinitionJsonSchemaText,
   writeReportDefinitionJsonSchema,
 } from '../../functions/core/report-definition-json-schema.js';
-import { FILL_ME, parseReportDefinition } from '../../functions/core/report-definition.js';
+import { FILL_ME, parseReportDefinition, VOLUME_DEFAULTS } from '../../functions/core/report-definition.js';
 
 const FILE = 'config/reports/transactions.json';
 const SCHEMA_FILE = fileURLToPath(new URL('../../config/report-definition.schema.json', import.meta.url));
@@ -73,6 +73,16 @@ describe('the fixture catalog (test/fixtures/reports/)', () => {
       [minimal.format, minimal.encoding, minimal.delimiter, minimal.window, minimal.lookback, minimal.rejects],
       ['CSV', 'UTF-8', ',', 'P1D', 0, { maxShare: 0 }],
     );
+  });
+
+  it('fills the volume check\'s defaults, and keeps the declared keys', () => {
+    const r = parseReportDefinition(shipped((d) => delete d.volume), FILE);
+    assert.deepEqual(r.volume, VOLUME_DEFAULTS);
+    assert.deepEqual(r.keys, ['transaction_id']);
+    const none = parseReportDefinition(shipped((d) => delete d.keys), FILE);
+    assert.equal(none.keys, undefined, 'no keys declared: no duplicate check');
+    const sum = parseReportDefinition(shipped((d) => (d.volume = { sumColumn: 'amount', skipDates: ['2026-12-31'] })), FILE);
+    assert.deepEqual([sum.volume.sumColumn, sum.volume.skipDates, sum.volume.historyWeeks], ['amount', ['2026-12-31'], 4]);
   });
 
   it('matches the gateway spec sample columns in order', () => {
@@ -160,6 +170,21 @@ describe('definition errors name the file, the report and the field', () => {
     assertNames(errorOf(shipped((d) => (d.columns[1].nulable = true))), 'columns[1]', 'nulable');
   });
 
+  it('keys and the sum column that are not columns, or not fit for it; thresholds out of range; a date that does not exist', () => {
+    assertNames(errorOf(shipped((d) => (d.keys = ['transaction_idd']))), 'keys[0]', '"transaction_idd" is not a column name (the columns are merchant_name, transaction_id');
+    assertNames(errorOf(shipped((d) => (d.keys = ['order_description']))), 'keys[0]', 'nullable: a key column must always have a value');
+    assertNames(errorOf(shipped((d) => (d.keys = ['transaction_id', 'transaction_id']))), 'keys[1]', 'listed twice');
+    assertNames(errorOf(shipped((d) => (d.keys = []))), 'keys', 'expected array to have >=1 items');
+    assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'currency' }))), 'volume.sumColumn', 'is a string column: the sum needs a decimal or bigint column');
+    assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'amt' }))), 'volume.sumColumn', '"amt" is not a column name');
+    assertNames(errorOf(shipped((d) => (d.volume = { historyWeeks: 2 }))), 'volume.minHistory', 'is 3 but historyWeeks is 2');
+    assertNames(errorOf(shipped((d) => (d.volume = { lowRatio: 1.5 }))), 'volume.lowRatio', 'expected number to be <1');
+    assertNames(errorOf(shipped((d) => (d.volume = { highRatio: 0.9 }))), 'volume.highRatio', 'expected number to be >1');
+    assertNames(errorOf(shipped((d) => (d.volume = { skipDates: ['2026-02-30'] }))), 'volume.skipDates[0]', 'not a real calendar date');
+    assertNames(errorOf(shipped((d) => (d.volume = { skipDates: ['31.12.2026'] }))), 'volume.skipDates[0]', 'must be a date YYYY-MM-DD');
+    assertNames(errorOf(shipped((d) => (d.volume = { minRows: 5 }))), 'volume', 'minRows');
+  });
+
   it('lists every bad field at once', () => {
     const msg = errorOf(shipped((d) => { d.columns[4].type = 'money'; delete d.reportIdentifier; }));
     assertNames(msg, 'columns[4].type', 'must be');
@@ -188,7 +213,8 @@ describe('definition errors name the file, the report and the field', () => {
 function schemaErrors(schema: Json, value: unknown, path = '$'): string[] {
   const known = new Set([
     '$schema', 'title', 'description', 'default', 'examples', 'type', 'properties', 'required', 'additionalProperties',
-    'propertyNames', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'items', 'if', 'then',
+    'propertyNames', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum',
+    'minItems', 'items', 'if', 'then',
   ]);
   for (const k of Object.keys(schema)) if (!known.has(k)) throw new Error(`schemaErrors does not know the keyword "${k}" (at ${path})`);
   const errors: string[] = [];
@@ -203,6 +229,8 @@ function schemaErrors(schema: Json, value: unknown, path = '$'): string[] {
   if (typeof value === 'number') {
     if (schema.minimum !== undefined && value < schema.minimum) errors.push(`${path}: below ${schema.minimum}`);
     if (schema.maximum !== undefined && value > schema.maximum) errors.push(`${path}: above ${schema.maximum}`);
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) errors.push(`${path}: not above ${schema.exclusiveMinimum}`);
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) errors.push(`${path}: not below ${schema.exclusiveMaximum}`);
   }
   if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) errors.push(`${path}: fewer than ${schema.minItems} items`);
@@ -267,6 +295,7 @@ describe('the JSON Schema for editors', () => {
       d.columns[0].name = 'Merchant Name';
       delete d.columns[3].pattern;
       d.extra = 1;
+      d.volume = { lowRatio: 1.5, skipDates: ['31.12.2026'] };
     }));
     assert.deepEqual(errors.sort(), [
       '$.columns[0].name: does not match ^[a-z][a-z0-9_]*$',
@@ -274,6 +303,8 @@ describe('the JSON Schema for editors', () => {
       '$.format: not one of CSV, PDF',
       '$: missing reportIdentifier',
       '$: unknown key extra',
+      '$.volume.lowRatio: not below 1',
+      '$.volume.skipDates[0]: does not match ^\\d{4}-\\d{2}-\\d{2}$',
     ].sort());
   });
 });

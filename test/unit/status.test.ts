@@ -120,6 +120,16 @@ function healthy() {
   mocks.s3
     .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T05:30:00Z', rows: { written: 12 } }) });
+  // The older windows the data-checks item reads: loaded, every check passed or not judged yet.
+  for (const day of ['18', '19']) {
+    mocks.s3.on(GetObjectCommand, { Key: `manifests/daily_sales/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
+      Body: manifestBody({
+        outcome: 'loaded',
+        window: { start: `2026-11-${day}T00:00:00` },
+        checks: [{ check: 'volume-rows', outcome: 'skipped', observed: 250, message: 'volume not judged: too little history: 0 of the last 4 Wednesdays loaded, 3 needed' }],
+      }),
+    });
+  }
   mocks.sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' } });
   started.clear();
   mocks.athena.on(StartQueryExecutionCommand).callsFake((i: { QueryString: string }) => {
@@ -216,7 +226,13 @@ describe('reports status', () => {
       'dead letters parse',
       'rows transactions',
       'rows hourly',
+      'data checks daily_sales',
+      'data checks hourly',
     ]);
+    assert.equal(byItem(items, 'data checks daily_sales').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
+    // Manifests from a week back on, by one listing that starts there: not the report's whole history.
+    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/daily_sales/', StartAfter: 'manifests/daily_sales/dt=2026-11-13' });
+    assert.equal(listings.length, 2, 'both pages');
     assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
     assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
     assert.equal(
@@ -300,6 +316,30 @@ describe('reports status', () => {
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1);
   });
 
+  it('names each flagged window of the last week and what was off, and says the data loaded', async () => {
+    healthy();
+    mocks.s3.on(GetObjectCommand, { Key: 'manifests/daily_sales/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
+      Body: manifestBody({
+        outcome: 'loaded',
+        window: { start: '2026-11-19T00:00:00' },
+        checks: [
+          { check: 'volume-rows', outcome: 'anomaly', observed: 41, expected: { low: 3200, high: 4800 }, message: 'volume low: 41 rows, expected 3,200-4,800 from the last 4 Thursdays' },
+          { check: 'duplicate-keys', outcome: 'pass', observed: 0, expected: { low: 0, high: 0 }, message: 'no repeated transaction_id' },
+        ],
+      }),
+    });
+    const items = await collectStatus(input());
+    const flagged = byItem(items, 'data checks daily_sales');
+    assert.equal(flagged.verdict, 'TODO');
+    assert.equal(
+      flagged.detail,
+      '1 of 3 window(s) loaded since 2026-11-13 FLAGGED: 2026-11-19T00:00:00: volume low: 41 rows, expected 3,200-4,800 from the last 4 Thursdays. ' +
+        'The data loaded as sent; see docs/operations.md ("Data checks") for what to do',
+    );
+    assert.equal(byItem(items, 'data checks hourly').verdict, 'OK');
+    assert.match(formatStatus(items), /^TODO {4}data checks daily_sales +1 of 3 window\(s\) .*2026-11-19T00:00:00: volume low: 41 rows/m);
+  });
+
   it('a PDF report (kept raw, no table) is OK with nothing to count, and no count query is run for it', async () => {
     healthy();
     mocks.s3
@@ -308,6 +348,7 @@ describe('reports status', () => {
     const items = await collectStatus(input());
     assert.equal(byItem(items, 'newest load hourly').verdict, 'OK');
     assert.deepEqual(byItem(items, 'rows hourly'), { item: 'rows hourly', verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
+    assert.deepEqual(byItem(items, 'data checks hourly'), { item: 'data checks hourly', verdict: 'OK', detail: 'PDF report: kept raw, no data to check' });
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1, 'only the CSV report is counted');
   });
 

@@ -1,0 +1,163 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadCatalog } from '../../config/reports/index.js';
+import { CHECK_OUTCOMES, findingsOf, QUALITY_CHECKS, qualityChecks, type HistoryLoad } from '../../functions/core/quality-checks.js';
+import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
+import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/row-tally.js';
+import { historyWindows } from '../../functions/core/volume-band.js';
+import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
+
+/**
+ * The data checks of one window as the manifest records them (functions/core/quality-checks.ts), and the
+ * row tally that feeds them from the converter's row loop (functions/core/row-tally.ts).
+ */
+
+const base = loadCatalog().get('transactions');
+/** The fixture report with other check settings, validated as a file would be. */
+function variant(edit: Partial<Record<'keys' | 'volume' | 'window', unknown>>): ReportDefinition {
+  const { columns, ...rest } = base;
+  return parseReportDefinition({ ...rest, columns: columns.map(({ kind: _k, precision: _p, scale: _s, ...c }) => c), ...edit }, 'variant.json');
+}
+const day = (d: string, report: ReportDefinition = base) => windowAt(parseLocalDateTime(d), parseWindowSize(report.window));
+/** History of the window with these row counts (undefined: that week has no loaded manifest), and sums. */
+const historyOf = (report: ReportDefinition, window: ReportWindow, rows: Array<number | undefined>, sums: string[] = []): HistoryLoad[] =>
+  historyWindows(window, report.volume).map((w, i) => ({ window: w, ...(rows[i] === undefined ? {} : { rows: rows[i] }), ...(sums[i] ? { sum: sums[i] } : {}) }));
+
+describe('the data checks of a window', () => {
+  const monday = day('2026-11-23');
+
+  it('a tenth of the usual rows: a volume finding that names the band and the weekday; the manifest record has the band and history', () => {
+    const checks = qualityChecks({ report: base, window: monday, rowsWritten: 400, tally: { duplicateKeys: 0 }, history: historyOf(base, monday, [4000, 4200, 3800, 4100]) });
+    assert.deepEqual(checks.map((c) => [c.check, c.outcome]), [['volume-rows', 'anomaly'], ['duplicate-keys', 'pass']]);
+    assert.deepEqual(checks[0], {
+      check: 'volume-rows',
+      outcome: 'anomaly',
+      observed: 400,
+      expected: { low: 2025, high: 8100, median: 4050 },
+      history: [
+        { window: '2026-11-16T00:00:00', value: 4000 },
+        { window: '2026-11-09T00:00:00', value: 4200 },
+        { window: '2026-11-02T00:00:00', value: 3800 },
+        { window: '2026-10-26T00:00:00', value: 4100 },
+      ],
+      message: 'volume low: 400 rows, expected 2,025-8,100 from the last 4 Mondays',
+    });
+    assert.deepEqual(findingsOf(checks), ['volume low: 400 rows, expected 2,025-8,100 from the last 4 Mondays']);
+  });
+
+  it('a normal day passes; a header-only one and a doubled one are findings; a missing week is said', () => {
+    const h = historyOf(base, monday, [4000, undefined, 3800, 4100]);
+    const ok = qualityChecks({ report: base, window: monday, rowsWritten: 3900, history: h });
+    assert.equal(ok[0]!.message, 'volume ok: 3,900 rows, within 2,000-8,000 from 3 of the last 4 Mondays');
+    assert.deepEqual(findingsOf(qualityChecks({ report: base, window: monday, rowsWritten: 0, history: h })), ['header only: 0 rows, expected 2,000-8,000 from 3 of the last 4 Mondays']);
+    assert.deepEqual(findingsOf(qualityChecks({ report: base, window: monday, rowsWritten: 9000, history: h })), ['volume high: 9,000 rows, expected 2,000-8,000 from 3 of the last 4 Mondays']);
+  });
+
+  it('too little history, a skipped date, history that could not be read: not judged, and the message says why', () => {
+    const few = qualityChecks({ report: base, window: monday, rowsWritten: 1, history: historyOf(base, monday, [4000, undefined, undefined, 4100]) });
+    assert.deepEqual([few[0]!.outcome, few[0]!.message], ['skipped', 'volume not judged: too little history: 2 of the last 4 Mondays loaded, 3 needed']);
+    assert.equal(few[0]!.expected, undefined);
+    const holiday = variant({ volume: { skipDates: ['2026-11-23'] } });
+    const skipped = qualityChecks({ report: holiday, window: monday, rowsWritten: 1, history: historyOf(holiday, monday, [4000, 4000, 4000, 4000]) });
+    assert.equal(skipped[0]!.message, 'volume not judged: 2026-11-23 is in volume.skipDates');
+    const unread = qualityChecks({ report: base, window: monday, rowsWritten: 1, history: [], historyProblem: 'AccessDenied: Access Denied' });
+    assert.equal(unread[0]!.message, 'volume not judged: the history could not be read (AccessDenied: Access Denied)');
+    assert.deepEqual(findingsOf([...few, ...skipped, ...unread]), []);
+  });
+
+  it('a sub-daily window names the hour of the week it is compared with', () => {
+    const sixHours = variant({ window: 'PT6H' });
+    const w = windowAt(parseLocalDateTime('2026-11-23T06:00'), parseWindowSize('PT6H'));
+    const [check] = qualityChecks({ report: sixHours, window: w, rowsWritten: 10, history: historyOf(sixHours, w, [1000, 1000, 1000, 1000]) });
+    assert.equal(check!.message, 'volume low: 10 rows, expected 500-2,000 from the last 4 Mondays 06:00');
+    assert.deepEqual(check!.history!.map((h) => h.window), ['2026-11-16T06:00:00', '2026-11-09T06:00:00', '2026-11-02T06:00:00', '2026-10-26T06:00:00']);
+  });
+
+  it('the sum column: judged like the rows, exact decimals in the record, not judged when its usual value is not above zero', () => {
+    const withSum = variant({ volume: { sumColumn: 'amount' } });
+    const sums = ['1000000.000', '1100000.500', '900000.250', '1000000.000'];
+    const checks = qualityChecks({
+      report: withSum,
+      window: monday,
+      rowsWritten: 4000,
+      tally: { duplicateKeys: 0, sum: '-12.345' },
+      history: historyOf(withSum, monday, [4000, 4000, 4000, 4000], sums),
+    });
+    const sum = checks.find((c) => c.check === 'volume-sum')!;
+    assert.deepEqual(sum, {
+      check: 'volume-sum',
+      outcome: 'anomaly',
+      observed: '-12.345',
+      expected: { low: '500000.000', high: '2000000.000', median: '1000000.000' },
+      history: sums.map((value, i) => ({ window: ['2026-11-16', '2026-11-09', '2026-11-02', '2026-10-26'][i] + 'T00:00:00', value })),
+      message: 'sum of amount low: -12.345, expected 500,000.000-2,000,000.000 from the last 4 Mondays',
+    });
+    const refunds = qualityChecks({ report: withSum, window: monday, rowsWritten: 4000, tally: { sum: '-5.000' }, history: historyOf(withSum, monday, [1, 1, 1, 1], ['-5.000', '-6.000', '-4.000', '-5.000']) });
+    assert.equal(refunds.find((c) => c.check === 'volume-sum')!.message, 'sum of amount not judged: its usual value on Mondays is not above zero, so a ratio means nothing');
+    // A week loaded before the sum column was set has no sum: too little history for the sum, the rows still judged.
+    const older = qualityChecks({ report: withSum, window: monday, rowsWritten: 4000, tally: { sum: '1.000' }, history: historyOf(withSum, monday, [4000, 4000, 4000, 4000]) });
+    assert.deepEqual(older.map((c) => c.outcome), ['pass', 'skipped', 'pass']);
+    assert.match(older[1]!.message, /too little history: 0 of the last 4 Mondays loaded with this sum, 3 needed/);
+  });
+
+  it('repeated keys are a finding; no keys declared, no such check; volume off, no volume checks', () => {
+    const dup = qualityChecks({ report: base, window: monday, rowsWritten: 10, tally: { duplicateKeys: 3 }, history: [] });
+    assert.deepEqual(dup.find((c) => c.check === 'duplicate-keys'), {
+      check: 'duplicate-keys',
+      outcome: 'anomaly',
+      observed: 3,
+      expected: { low: 0, high: 0 },
+      message: 'duplicate keys: 3 row(s) repeat a transaction_id seen earlier in the window (all rows were kept as sent)',
+    });
+    const { keys: _keys, ...noKeys } = base;
+    assert.deepEqual(qualityChecks({ report: noKeys as ReportDefinition, window: monday, rowsWritten: 10, history: [] }).map((c) => c.check), ['volume-rows']);
+    assert.deepEqual(qualityChecks({ report: variant({ volume: { enabled: false } }), window: monday, rowsWritten: 10, tally: { duplicateKeys: 0 }, history: [] }).map((c) => c.check), ['duplicate-keys']);
+  });
+
+  it('declares each check and outcome once', () => {
+    assert.deepEqual([...QUALITY_CHECKS], ['volume-rows', 'volume-sum', 'duplicate-keys']);
+    assert.deepEqual([...CHECK_OUTCOMES], ['pass', 'anomaly', 'skipped']);
+  });
+});
+
+describe('the row tally', () => {
+  const row = (id: string, amount: string) => ['M', id, 'OID', '2026-11-20 10:00:00', amount, 'RUB', 'SALE', '', '20.11.2026'];
+
+  it('counts rows whose key was seen before in the file, by value for a bigint key, beyond 2^53 too', () => {
+    const tally = RowTally.for(base)!;
+    for (const id of ['4294967296001', '4294967296002', '4294967296001', '9007199254740993', '9007199254740993', '4294967296001']) tally.add(row(id, '1.000'));
+    assert.deepEqual(tally.result(), { duplicateKeys: 3 });
+  });
+
+  it('composite keys compare all their columns', () => {
+    const tally = RowTally.for(variant({ keys: ['transaction_id', 'currency'] }))!;
+    tally.add(row('1', '1.000'));
+    tally.add([...row('1', '1.000').slice(0, 5), 'USD', ...row('1', '1.000').slice(6)]);
+    tally.add(row('1', '2.000'));
+    assert.deepEqual(tally.result(), { duplicateKeys: 1 });
+  });
+
+  it('sums a decimal column exactly, past 2^53 in its units, and skips nulls', () => {
+    const tally = RowTally.for(variant({ keys: undefined, volume: { sumColumn: 'amount' } }))!;
+    const big = '999999999999999.999'; // 10^18 - 1 thousandths: far past 2^53 when added up
+    for (let i = 0; i < 20; i++) tally.add(row(String(i), big));
+    tally.add(row('x', '-0.001'));
+    assert.deepEqual(tally.result(), { sum: '19999999999999999.979' });
+    // Safe values whose running total passes 2^53 (4e15 + 1 thousandths each): still exact.
+    const spill = RowTally.for(variant({ keys: undefined, volume: { sumColumn: 'amount' } }))!;
+    for (let i = 0; i < 5; i++) spill.add(row(String(i), '4000000000000.001'));
+    spill.add(row('n', ''));
+    assert.deepEqual(spill.result(), { sum: '20000000000000.005' });
+    assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: true } })), undefined, 'nothing declared: no tally, no per-row work');
+  });
+
+  it('formats scaled integers and keeps a set of safe integers through growth', () => {
+    assert.deepEqual([formatScaled(-12500n, 3), formatScaled(5n, 3), formatScaled(0n, 0), formatScaled(-7n, 2)], ['-12.500', '0.005', '0', '-0.07']);
+    const set = new SafeIntegerSet();
+    for (let i = 0; i < 100_000; i++) assert.equal(set.add(2 ** 32 + i * 1000), true);
+    for (const v of [2 ** 32, 2 ** 32 + 99_999_000, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, -1]) set.add(v);
+    assert.deepEqual([set.add(2 ** 32 + 5000), set.add(Number.MAX_SAFE_INTEGER), set.add(-1), set.add(1)], [false, false, false, true]);
+    assert.equal(set.size, 100_005);
+  });
+});
