@@ -122,7 +122,7 @@ function healthy() {
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T05:30:00Z', rows: { written: 12 } }) });
   // The older windows the data-checks item reads: loaded, every check passed or not judged yet.
   for (const day of ['18', '19']) {
-    mocks.s3.on(GetObjectCommand, { Key: `manifests/daily_sales/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: `manifests/transactions/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: `2026-11-${day}T00:00:00` },
@@ -226,12 +226,12 @@ describe('reports status', () => {
       'dead letters parse',
       'rows transactions',
       'rows hourly',
-      'data checks daily_sales',
+      'data checks transactions',
       'data checks hourly',
     ]);
-    assert.equal(byItem(items, 'data checks daily_sales').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
+    assert.equal(byItem(items, 'data checks transactions').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
     // Manifests from a week back on, by one listing that starts there: not the report's whole history.
-    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/daily_sales/', StartAfter: 'manifests/daily_sales/dt=2026-11-13' });
+    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/transactions/', StartAfter: 'manifests/transactions/dt=2026-11-13' });
     assert.equal(listings.length, 2, 'both pages');
     assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
     assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
@@ -318,7 +318,7 @@ describe('reports status', () => {
 
   it('names each flagged window of the last week and what was off, and says the data loaded', async () => {
     healthy();
-    mocks.s3.on(GetObjectCommand, { Key: 'manifests/daily_sales/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: '2026-11-19T00:00:00' },
@@ -329,7 +329,7 @@ describe('reports status', () => {
       }),
     });
     const items = await collectStatus(input());
-    const flagged = byItem(items, 'data checks daily_sales');
+    const flagged = byItem(items, 'data checks transactions');
     assert.equal(flagged.verdict, 'TODO');
     assert.equal(
       flagged.detail,
@@ -337,7 +337,7 @@ describe('reports status', () => {
         'The data loaded as sent; see docs/operations.md ("Data checks") for what to do',
     );
     assert.equal(byItem(items, 'data checks hourly').verdict, 'OK');
-    assert.match(formatStatus(items), /^TODO {4}data checks daily_sales +1 of 3 window\(s\) .*2026-11-19T00:00:00: volume low: 41 rows/m);
+    assert.match(formatStatus(items), /^TODO {4}data checks transactions +1 of 3 window\(s\) .*2026-11-19T00:00:00: volume low: 41 rows/m);
   });
 
   it('a PDF report (kept raw, no table) is OK with nothing to count, and no count query is run for it', async () => {
@@ -413,6 +413,7 @@ describe('reports status', () => {
       {
         ...base,
         id: 'order',
+        keys: undefined,
         columns: [
           { header: 'A', name: 'select', type: 'string' },
           { header: 'B', name: 'from', type: 'bigint' },
