@@ -124,6 +124,8 @@ export class Parse extends Construct {
     grantObjectRead(fn, props.rawBucket, ['raw/']);
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
+    // A failed load reads the manifest it replaces, to record which earlier table file stays (table-in-place.ts).
+    grantObjectRead(fn, props.curatedBucket, ['manifests/']);
 
     fn.addEventSource(
       new sources.SqsEventSource(this.queue, {

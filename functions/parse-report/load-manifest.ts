@@ -1,4 +1,5 @@
 import type { Manifest } from '../core/csv-to-parquet.js';
+import type { DefinitionRecord } from '../core/definition-fingerprint.js';
 import type { ErrorCode } from '../core/errors.js';
 
 /**
@@ -45,6 +46,15 @@ export interface SourceRef {
   wireCoding?: string;
 }
 
+/** The table file of an earlier load that a failed attempt left in place, and what wrote it. */
+export interface TableInPlace {
+  table: StoredRef;
+  /** Absent when that load predates recorded definitions. */
+  definition?: DefinitionRecord;
+  loadRunId: string;
+  finishedAt: string;
+}
+
 export interface LoadManifest {
   manifestVersion: typeof MANIFEST_VERSION;
   reportId: string;
@@ -57,6 +67,17 @@ export interface LoadManifest {
   rejected?: StoredRef;
   rows?: { read: number; written: number; rejected: number; emptyLines: number };
   conversion?: Pick<Manifest, 'rowGroups' | 'encoder' | 'timings' | 'durationMs'>;
+  /**
+   * The columns this attempt parsed with and their fingerprint (definition-fingerprint.ts). For "loaded", the
+   * definition the table file was written with; readers compare it with the current one to find stale windows.
+   * Absent in manifests written before it was recorded.
+   */
+  definition?: DefinitionRecord;
+  /**
+   * On a "failed" attempt: the table file this attempt left in place, from the window's previous manifest (an
+   * earlier successful load), so a reader still knows which definition wrote it (table-in-place.ts).
+   */
+  tableInPlace?: TableInPlace;
   /** Seconds from the window's end to this load (the LoadLagSeconds metric). */
   loadLagSeconds?: number;
   /** The parse invocation (Lambda request id, or a uuid locally). */
