@@ -57,7 +57,9 @@ export const worstVerdict = (verdicts: Iterable<ChangeVerdict>): ChangeVerdict =
  * one mapping there is (table-schema.ts); the type itself when it is not one a definition allows.
  */
 export function parquetTypeFor(type: string): string {
-  const column = columnSchema.safeParse({ header: 'x', name: 'x', type, ...(type === 'timestamp' || type === 'date' ? { pattern: 'yyyy-MM-dd' } : {}) });
+  // A pattern only to satisfy the validator: the Parquet type does not depend on it.
+  const pattern = (type === 'timestamp' ? 'yyyy-MM-dd HH:mm:ss' : type === 'date' ? 'yyyy-MM-dd' : undefined);
+  const column = columnSchema.safeParse({ header: 'x', name: 'x', type, ...(pattern ? { pattern } : {}) });
   return column.success ? parquetTypeLabel(parquetElement(column.data)) : type;
 }
 
