@@ -7,7 +7,6 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { rawKey } from '../../functions/core/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/window.js';
-import { showPath as show } from '../args/display.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import { backfillWindows, runBackfill, windowName, type BackfillSummary, type WindowReport } from '../pipeline/backfill-runner.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
@@ -65,7 +64,13 @@ async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefin
   const clientConfig = { ...(region ? { region } : {}), maxAttempts: MAX_ATTEMPTS };
   const c = clients ?? { cloudFormation: new CloudFormationClient(clientConfig), lambda: new LambdaClient(clientConfig), s3: new S3Client(clientConfig) };
   const name = stackName(config.name);
-  const stack = (await c.cloudFormation.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0];
+  let stack;
+  try {
+    stack = (await c.cloudFormation.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0];
+  } catch (e) {
+    const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    throw new ConfigurationError(`Could not read the stack ${name} (${why}): deploy it, or check the region and that your credentials allow cloudformation:DescribeStacks.`, { cause: e });
+  }
   const outputs = Object.fromEntries((stack?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
   const missing = OUTPUTS.filter((k) => !outputs[k]);
   if (missing.length) {
@@ -122,7 +127,7 @@ export async function runReparseCommand(
   try {
     const raw = await reparser.rawObjects(windows);
     const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
-    const where = opts.environment ? `${reparser.where} (environment ${opts.environment})` : reparser.where.replace(lake, show(lake));
+    const where = opts.environment ? `${reparser.where} (environment ${opts.environment})` : reparser.where;
     print(
       `Reparse of "${report.id}": ${windows.length} ${report.window} window(s) ${range} (${raw.size} with a raw file), ${concurrency} at a time, ` +
         `${where}, with the current definition; the gateway is not called.`,

@@ -1,5 +1,6 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { manifestKey } from '../../functions/core/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/window.js';
@@ -48,7 +49,14 @@ export function lambdaReparser(options: {
   const { lambda, s3, report } = options;
   return {
     where: `by invoking ${options.functionName}${options.region ? ` in ${options.region}` : ''}`,
-    rawObjects: (windows) => currentRawObjects(s3, options.rawBucket, report, windows, { versioned: true }),
+    async rawObjects(windows) {
+      try {
+        return await currentRawObjects(s3, options.rawBucket, report, windows, { versioned: true });
+      } catch (e) {
+        const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+        throw new ConfigurationError(`Could not list the raw files of "${report.id}" in ${options.rawBucket} (${why}): your credentials need s3:ListBucketVersions on it.`, { cause: e });
+      }
+    },
     async reparse(window: ReportWindow, raw) {
       const started = Date.now();
       const response = await lambda.send(

@@ -4,6 +4,7 @@ import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { bucketNames } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { showPath } from '../args/display.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
@@ -35,7 +36,7 @@ export async function localReparser(options: {
   const lake = await startLocalLake({ dir: options.lakeDir, buckets });
   const deps: ParseDeps = { catalog: options.catalog, s3: lake.client, curatedBucket: buckets.curated, environment: LOCAL_ENVIRONMENT, logger: options.logger ?? localLogger() };
   return {
-    where: `locally on lake ${options.lakeDir}`,
+    where: `locally on lake ${showPath(options.lakeDir)}`,
     rawObjects: (windows) => currentRawObjects(lake.client, buckets.raw, options.report, windows, { versioned: false }),
     async reparse(_window, raw) {
       let result: ParseResult | undefined;
