@@ -95,6 +95,7 @@ export function reparseCommand(reportId: string, windows: readonly RecordedWindo
 }
 
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+const were = (n: number) => (n === 1 ? 'was' : 'were');
 
 /**
  * What a reader prints: nothing when every table file is the current definition's; else a paragraph per kind.
@@ -106,7 +107,7 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = []):
   const needing = report.groups.filter((g) => g.change.verdict === 'stale' || g.change.verdict === 'unreadable');
   if (needing.length) {
     const n = needing.reduce((sum, g) => sum + g.windows.length, 0);
-    lines.push(`Stale: ${count(n, 'partition')} of ${name} were written under another definition than the current one (fingerprint ${report.fingerprint}):`);
+    lines.push(`Stale: ${count(n, 'partition')} of ${name} ${were(n)} written under another definition than the current one (fingerprint ${report.fingerprint}):`);
     for (const g of needing) {
       lines.push(`  ${count(g.windows.length, 'window')} (${windowList(g.windows)}) under ${g.fingerprint}:`);
       for (const c of g.change.changes) lines.push(`    - ${c.effect}`);
@@ -114,7 +115,7 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = []):
       if (failed.length) {
         const codes = [...new Set(failed.map((w) => w.lastAttemptFailed))].join(', ');
         lines.push(
-          `    ${count(failed.length, 'window')} of them (${windowList(failed)}) failed their latest load (${codes}): the table file there is the older load's` +
+          `    ${count(failed.length, 'window')} of them (${windowList(failed)}) failed ${failed.length === 1 ? 'its' : 'their'} latest load (${codes}): the table file there is the older load's` +
             `${codes.includes('SchemaDrift') ? '; a raw file whose header no longer matches the definition cannot be reparsed (re-fetch it with backfill)' : ''}`,
         );
       }
@@ -123,11 +124,11 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = []):
   }
   for (const g of report.groups.filter((x) => x.change.verdict === 'compatible' || x.change.verdict === 'same')) {
     const what = g.change.changes.map((c) => c.effect).join('; ') || 'the same columns';
-    lines.push(`Note: ${count(g.windows.length, 'partition')} of ${name} (${windowList(g.windows)}) were written under an earlier definition (${g.fingerprint}): ${what}.`);
+    lines.push(`Note: ${count(g.windows.length, 'partition')} of ${name} (${windowList(g.windows)}) ${were(g.windows.length)} written under an earlier definition (${g.fingerprint}): ${what}.`);
   }
   if (report.unrecorded.length) {
     lines.push(
-      `Note: ${count(report.unrecorded.length, 'partition')} of ${name} (${windowList(report.unrecorded)}) were loaded before manifests recorded the definition, ` +
+      `Note: ${count(report.unrecorded.length, 'partition')} of ${name} (${windowList(report.unrecorded)}) ${were(report.unrecorded.length)} loaded before manifests recorded the definition, ` +
         `so whether they match the current one is not known. If the columns changed since, rebuild them: ${reparseCommand(report.reportId, report.unrecorded, flags)}`,
     );
   }

@@ -226,7 +226,7 @@ describe('reports reparse on the local lake, as a new user would try it', () => 
     const notice = stderr.join('\n');
     assert.match(notice, /^Stale: 1 partition of "transactions"/m);
     assert.match(notice, /column order_description was renamed description/);
-    assert.match(notice, /1 window of them \(2026-11-21\) failed their latest load \(SchemaDrift\): the table file there is the older load's; a raw file whose header no longer matches the definition cannot be reparsed/);
+    assert.match(notice, /1 window of them \(2026-11-21\) failed its latest load \(SchemaDrift\): the table file there is the older load's; a raw file whose header no longer matches the definition cannot be reparsed/);
     assert.match(notice, /reparse --report transactions --from 2026-11-21 --to 2026-11-22 --lake /);
   });
 

@@ -6,6 +6,8 @@ import { classifyChange, parquetTypeFor } from '../../functions/core/definition-
 import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definition-fingerprint.js';
 import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/report-definition.js';
 import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/stale-windows.js';
+import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 
 /**
  * The fingerprint of a definition's columns, what a change of them does to the partitions written before
@@ -173,8 +175,8 @@ describe('stale windows and the command that rebuilds them', () => {
     assert.equal(lines[1], `  2 windows (2026-11-20, 2026-11-22) under ${old.fingerprint}:`);
     assert.match(lines[2]!, /^ {4}- column merchant_oid was renamed order_ref: /);
     assert.equal(lines[3], '  Rebuild them from the raw files already stored (no gateway request): npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-23 --lake ./my-lake');
-    assert.match(lines[4]!, /^Note: 1 partition of "transactions" \(2026-11-19\) were written under an earlier definition \(\w+\): column order_description was added: .*nothing to do\.$/);
-    assert.match(lines[5]!, /^Note: 1 partition of "transactions" \(2026-11-18\) were loaded before manifests recorded the definition, .*--from 2026-11-18 --to 2026-11-19 --lake \.\/my-lake$/);
+    assert.match(lines[4]!, /^Note: 1 partition of "transactions" \(2026-11-19\) was written under an earlier definition \(\w+\): column order_description was added: .*nothing to do\.$/);
+    assert.match(lines[5]!, /^Note: 1 partition of "transactions" \(2026-11-18\) was loaded before manifests recorded the definition, .*--from 2026-11-18 --to 2026-11-19 --lake \.\/my-lake$/);
   });
 
   it('says nothing when every table file is the current definition\'s', () => {
@@ -205,5 +207,35 @@ describe('stale windows and the command that rebuilds them', () => {
       verdict: 'OK',
       detail: `the newest 2 of 450 windows checked: 1 with a table file written under this checkout's definition (${now.fingerprint}); 1 window loaded before manifests recorded the definition (not compared)`,
     });
+  });
+});
+
+describe('a window as its manifest describes it', () => {
+  const definition = definitionRecord(base.columns);
+  const table = { bucket: 'curated', key: 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet', bytes: 9000, sha256: 'ab' };
+  const window = { start: '2026-11-20T00:00:00', end: '2026-11-21T00:00:00', timeZone: 'Europe/Moscow' };
+  const of = (m: Partial<LoadManifest>) => recordedWindowOf({ window, ...m });
+
+  it('loaded: its own table file and definition; before definitions were recorded: "unrecorded"', () => {
+    assert.deepEqual(of({ outcome: 'loaded', table, definition }), { start: window.start, end: window.end, table: definition });
+    assert.deepEqual(of({ outcome: 'loaded', table }), { start: window.start, end: window.end, table: 'unrecorded' });
+  });
+
+  it('failed: the earlier table file it left in place, its own when it wrote one, or none; and the failure\'s code', () => {
+    const older = { ...definition, fingerprint: 'older0000000' };
+    const failed = { outcome: 'failed' as const, definition, error: { code: 'SchemaDrift' as const, message: 'm', retryable: false } };
+    assert.deepEqual(of({ ...failed, tableInPlace: { table, definition: older, loadRunId: 'r', finishedAt: 't' } }), {
+      start: window.start,
+      end: window.end,
+      table: older,
+      lastAttemptFailed: 'SchemaDrift',
+    });
+    assert.deepEqual(of({ ...failed, table }), { start: window.start, end: window.end, table: definition, lastAttemptFailed: 'SchemaDrift' });
+    assert.deepEqual(of(failed), { start: window.start, end: window.end, lastAttemptFailed: 'SchemaDrift' });
+  });
+
+  it('a PDF has no table; a manifest without its window is not a window', () => {
+    assert.deepEqual(of({ outcome: 'not-parsed', definition }), { start: window.start, end: window.end });
+    assert.equal(recordedWindowOf({ outcome: 'loaded', table, definition }), undefined);
   });
 });
