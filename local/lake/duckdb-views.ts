@@ -65,7 +65,8 @@ export async function createLakeViews(
     const counted = await connection.runAndReadAll(`SELECT count(*) FROM glob(${literal(glob)})`);
     const files = Number(counted.getRows()[0]?.[0] ?? 0);
     // Files written under other columns (the definition changed since) are read as Athena reads them (view-evolution.ts).
-    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? []) : undefined;
+    // A footer that cannot be read (a file cut short by a killed load) is left to the query to report, as before.
+    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? []).catch(() => undefined) : undefined;
     await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns, evolution) : emptyViewSql(report.id, report.columns));
     views.push({ name: report.id, files, glob });
   }
