@@ -151,6 +151,21 @@ program
   });
 
 program
+  .command('reparse')
+  .description('rebuild windows\' Parquet, rejects and manifests from the raw files already stored, with the current definition; never calls the gateway')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
+  .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
+  .option('--lake <dir>', 'local: the lake directory (default ./.lake)')
+  .option('--environment <name>', 'rebuild in that deployment (config/environments/<name>.json) by invoking its parse function (your AWS credentials)')
+  .option('--region <region>', 'with --environment: the AWS region (default: the environment\'s)')
+  .option('--concurrency <n>', 'windows in flight at once', wholeNumber, 2)
+  .action(async (opts) => {
+    const { reparseCommand } = await import('../local/cli/reparse.js');
+    process.exitCode = await reparseCommand(opts);
+  });
+
+program
   .command('status')
   .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts)')
   .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')

@@ -124,7 +124,8 @@ export class Parse extends Construct {
     grantObjectRead(fn, props.rawBucket, ['raw/']);
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
-    // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts).
+    // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts), and a failed load
+    // reads the manifest it replaces, to record which earlier table file stays (table-in-place.ts).
     grantObjectRead(fn, props.curatedBucket, ['manifests/']);
     grantListForMissingKeys(fn, props.curatedBucket);
 

@@ -1,4 +1,5 @@
 import type { Manifest } from '../core/csv-to-parquet.js';
+import type { DefinitionRecord } from '../core/definition-fingerprint.js';
 import type { ErrorCode } from '../core/errors.js';
 import type { QualityCheck } from '../core/quality-checks.js';
 
@@ -49,6 +50,15 @@ export interface SourceRef {
   wireCoding?: string;
 }
 
+/** The table file of an earlier load that a failed attempt left in place, and what wrote it. */
+export interface TableInPlace {
+  table: StoredRef;
+  /** Absent when that load predates recorded definitions. */
+  definition?: DefinitionRecord;
+  loadRunId: string;
+  finishedAt: string;
+}
+
 export interface LoadManifest {
   manifestVersion: typeof MANIFEST_VERSION;
   reportId: string;
@@ -65,6 +75,17 @@ export interface LoadManifest {
   checks?: QualityCheck[];
   /** The definition's volume.sumColumn and its total over the rows written: what later loads compare their sum with. */
   sum?: { column: string; total: string };
+  /**
+   * The columns this attempt parsed with and their fingerprint (definition-fingerprint.ts). For "loaded", the
+   * definition the table file was written with; readers compare it with the current one to find stale windows.
+   * Absent in manifests written before it was recorded.
+   */
+  definition?: DefinitionRecord;
+  /**
+   * On a "failed" attempt: the table file this attempt left in place, from the window's previous manifest (an
+   * earlier successful load), so a reader still knows which definition wrote it (table-in-place.ts).
+   */
+  tableInPlace?: TableInPlace;
   /** Seconds from the window's end to this load (the LoadLagSeconds metric). */
   loadLagSeconds?: number;
   /** The parse invocation (Lambda request id, or a uuid locally). */

@@ -12,6 +12,7 @@ import { refuseUnprojectedWindows } from '../../functions/core/partition-project
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { QueryFailed } from '../lake/duckdb.js';
+import { lakeStaleNotices } from '../lake/stale-notice.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
 import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
 import { formatTable } from '../lake/result-table.js';
@@ -192,6 +193,9 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       }
 
       print('');
+      // Windows of this lake written under another definition than the current one, and the command that rebuilds them.
+      const stale = await lakeStaleNotices({ lakeDir: opts.lake, curatedBucket: pipeline.buckets.curated, reports: [report] });
+      if (stale.length) print([...stale, ''].join('\n'));
       if (counts().loaded === 0) {
         print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
       } else {

@@ -12,6 +12,7 @@ import type { QualityCheck } from '../../functions/core/quality-checks.js';
 import { PREFIX } from '../../functions/core/s3-keys.js';
 import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
+import { deployedStaleItem } from '../lake/stale-notice.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
@@ -492,12 +493,14 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     ];
   }
   const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
-  const [secret, subscriptions, schedules, deadLetters, loads] = await Promise.all([
+  const [secret, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
     checkSecret(input, need('GatewaySecretArn')),
     checkSubscriptions(input, need('AlarmTopicArn')),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),
     Promise.all(input.reports.map((r) => checkLoad(input, need('CuratedBucketName'), r))),
+    // Windows written under another definition than this checkout's, and the reparse that rebuilds them.
+    Promise.all(input.reports.map((r) => deployedStaleItem(input.clients.s3, need('CuratedBucketName'), r, input.environment))),
   ]);
   const counts = await Promise.all(
     input.reports.map((r, i) => {
@@ -509,7 +512,7 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     }),
   );
   const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
-  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts, ...findings];
+  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...stale, ...deadLetters, ...counts, ...findings];
 }
 
 export function formatStatus(items: readonly StatusItem[]): string {

@@ -3,6 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnKind, ReportDefinition } from '../../functions/core/report-definition.js';
 import { tablePrefix } from '../../functions/core/s3-keys.js';
 import { duckdbType, duckdbViewSql, PARTITION_KEYS } from '../../functions/core/table-schema.js';
+import { viewEvolution } from './view-evolution.js';
 
 /**
  * The local stand-in for the Glue tables: one DuckDB view per report over the Parquet files the local
@@ -13,7 +14,7 @@ import { duckdbType, duckdbViewSql, PARTITION_KEYS } from '../../functions/core/
  */
 
 /** s3rver's on-disk suffix of an object's bytes (its FilesystemStore: `<key>._S3rver_object`). */
-const S3RVER_OBJECT_SUFFIX = '._S3rver_object';
+export const S3RVER_OBJECT_SUFFIX = '._S3rver_object';
 
 /** The files of a report's table in a lake directory: every window's Parquet object. */
 export function curatedParquetGlob(lakeDir: string, curatedBucket: string, reportId: string): string {
@@ -49,7 +50,13 @@ export function emptyViewSql(viewName: string, columns: ReportDefinition['column
 /** Creates one view per report on `connection`; returns what each view covers. */
 export async function createLakeViews(
   connection: DuckDBConnection,
-  options: { lakeDir: string; curatedBucket: string; reports: readonly ReportDefinition[] },
+  options: {
+    lakeDir: string;
+    curatedBucket: string;
+    reports: readonly ReportDefinition[];
+    /** Flags that end a `reports reparse` command for this lake (`--lake DIR`), quoted in the errors of stale files. */
+    reparseFlags?: readonly string[];
+  },
 ): Promise<LakeView[]> {
   const views: LakeView[] = [];
   for (const report of options.reports) {
@@ -57,7 +64,10 @@ export async function createLakeViews(
     // DuckDB's own glob(), so "has files" means exactly what read_parquet would match.
     const counted = await connection.runAndReadAll(`SELECT count(*) FROM glob(${literal(glob)})`);
     const files = Number(counted.getRows()[0]?.[0] ?? 0);
-    await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns) : emptyViewSql(report.id, report.columns));
+    // Files written under other columns (the definition changed since) are read as Athena reads them (view-evolution.ts).
+    // A footer that cannot be read (a file cut short by a killed load) is left to the query to report, as before.
+    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? []).catch(() => undefined) : undefined;
+    await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns, evolution) : emptyViewSql(report.id, report.columns));
     views.push({ name: report.id, files, glob });
   }
   return views;

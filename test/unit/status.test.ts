@@ -19,6 +19,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { PLACEHOLDER_SECRET } from '../../config/naming.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
+import { definitionRecord, fingerprintOf } from '../../functions/core/definition-fingerprint.js';
 import { parseReportDefinition } from '../../functions/core/report-definition.js';
 import { duckdbViewSql } from '../../functions/core/table-schema.js';
 import { collectStatus, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
@@ -221,6 +222,8 @@ describe('reports status', () => {
       'schedules',
       'newest load transactions',
       'newest load hourly',
+      'stale transactions',
+      'stale hourly',
       'dead letters schedule',
       'dead letters fetch-failures',
       'dead letters parse',
@@ -287,7 +290,10 @@ describe('reports status', () => {
     assert.equal(byItem(items, 'dead letters parse').verdict, 'OK');
     assert.equal(byItem(items, 'rows transactions').verdict, 'TODO');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0, 'nothing to count, no query');
-    for (const i of items.filter((x) => x.item !== 'stack' && x.item !== 'dead letters parse' && x.item !== 'dead letters schedule')) assert.equal(i.verdict, 'TODO', i.item);
+    // Nothing loaded, so nothing written under another definition either.
+    const fine = new Set(['stack', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
+    for (const i of items.filter((x) => !fine.has(x.item))) assert.equal(i.verdict, 'TODO', i.item);
+    assert.match(byItem(items, 'stale transactions').detail, /^0 windows checked: 0 with a table file/);
   });
 
   it('says a window is late, or failed, from the newest manifest, and reports a failed query', async () => {
@@ -365,6 +371,42 @@ describe('reports status', () => {
       detail: 'the stack has no output GlueDatabaseName: it was deployed from an older version; deploy this one (npx cdk deploy PaynetReports-test)',
     });
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0);
+  });
+
+  it('says which windows were written under another definition than this checkout\'s, reading the newest 400 manifests, with the reparse for the environment', async () => {
+    healthy();
+    const current = definitionRecord(transactions.columns);
+    const olderColumns = current.columns.map((c) => (c.name === 'amount' ? { ...c, type: 'decimal(18,2)' } : c));
+    const older = { fingerprint: fingerprintOf(olderColumns), columns: olderColumns };
+    // 450 daily windows up to 2026-11-20; the three before the newest were written with amount as decimal(18,2).
+    const dates = Array.from({ length: 450 }, (_, i) => new Date(Date.parse('2026-11-20T00:00:00Z') - (449 - i) * 86_400_000).toISOString().slice(0, 10));
+    const keyOf = (d: string) => `manifests/transactions/dt=${d}/${d}T00-00-00.json`;
+    mocks.s3.on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/' }).resolves({ Contents: dates.map((d) => ({ Key: keyOf(d) })), IsTruncated: false });
+    mocks.s3.on(GetObjectCommand).callsFake((i: { Key: string }) => {
+      const d = /dt=([\d-]+)/.exec(i.Key)![1]!;
+      const next = new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      return {
+        Body: manifestBody({
+          outcome: 'loaded',
+          finishedAt: '2026-11-21T00:20:00Z',
+          rows: { written: 250 },
+          window: { start: `${d}T00:00:00`, end: `${next}T00:00:00`, timeZone: 'Europe/Moscow' },
+          table: { bucket: outputs.CuratedBucketName, key: `tables/transactions/dt=${d}/${d}T00-00-00.parquet`, bytes: 9000, sha256: 'x' },
+          definition: ['2026-11-17', '2026-11-18', '2026-11-19'].includes(d) ? older : current,
+        }),
+      };
+    });
+    const items = await collectStatus(input());
+    const stale = byItem(items, 'stale transactions');
+    assert.equal(stale.verdict, 'TODO');
+    assert.match(
+      stale.detail,
+      /^3 windows \(2026-11-17, 2026-11-18, 2026-11-19\) written under another definition than this checkout's \([0-9a-f]{12}\): column amount was retyped decimal\(18,2\) -> decimal\(18,3\): .*HIVE_BAD_DATA\)\. To fix, rebuild them from their raw files: npm run reports -- reparse --report transactions --from 2026-11-17 --to 2026-11-20 --environment test$/,
+    );
+    const read = mocks.s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key!).filter((k) => k.startsWith('manifests/transactions/'));
+    assert.equal(new Set(read).size, 400, 'the newest 400 windows only');
+    assert.ok(!read.includes(keyOf(dates[0]!)), 'not the oldest');
+    assert.equal(byItem(items, 'stale hourly').verdict, 'OK');
   });
 
   it('goes on with the other checks when one is not permitted', async () => {
