@@ -8,7 +8,7 @@ import { addCompliancePacks } from '../lib/compliance.js';
 import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
 
 /**
- * The CDK app: one stack per environment in config/environments/ (PaynetReports-<name>), checked by
+ * The CDK app: one stack per config/environments/<name>.json (PaynetReports-<name>), checked by
  * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs on every synthesis.
  *
  * Context:
@@ -20,19 +20,21 @@ const app = new App();
 const override = app.node.tryGetContext('handlerEntry') as string | undefined;
 const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
 const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
-/** The catalog, or the synthesis stops with its message (file, report, field) instead of a stack trace. */
-function catalogOrExit() {
+/** The catalog or the environments, or the synthesis stops with the message (file, field) instead of a stack trace. */
+function orExit<T>(load: () => T): T {
   try {
-    return loadCatalog().reports;
+    return load();
   } catch (e) {
     if (!isPipelineError(e)) throw e;
     console.error(`${e.code}: ${e.message}`);
     process.exit(1);
   }
 }
-const reports = catalogOrExit();
+const reports = orExit(() => loadCatalog().reports);
+// Every config/environments/*.json: a new environment is a new file, no edit here.
+const environments = orExit(() => loadEnvironments());
 
-for (const config of loadEnvironments()) {
+for (const config of environments) {
   if (only && !only.includes(config.name)) continue;
   new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries });
 }
