@@ -11,6 +11,7 @@ import { CHAT_GUARDRAIL_POLICY } from '../../lib/alarm-chat.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
 import { EGRESS_OUTPUT } from '../../lib/egress.js';
 import { VPC_ACCESS_ACTIONS } from '../../lib/pipeline-function.js';
+import { unpinnedServiceGrants, walkDeliveryPaths } from './delivery-paths.js';
 import { logicalIdOf, testConfig, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 import { acknowledgementsOf, recordAcknowledgementUse } from './nag.js';
 
@@ -341,6 +342,24 @@ describe("the user's VPC and subnets, already routed through their NAT", () => {
     for (const [id, role] of ofType(p, 'AWS::IAM::Role')) assert.equal(role.Properties.PermissionsBoundary, undefined, id);
     for (const r of taggableResources(p)) assert.deepEqual(Object.keys(r.tags).filter((k) => !['project', 'environment', 'Name'].includes(k)), [], r.id);
   });
+});
+
+describe('delivery paths with the options on', () => {
+  for (const [name, p] of [
+    ['static IP, boundary, tags, Slack', trial],
+    ['own Elastic IPs, Teams, destroy', allocated],
+    ['existing VPC', existing],
+  ] as const) {
+    it(`${name}: every service still delivers, the flow log's group included, and no service grant is unpinned`, () => {
+      const json = p.template.toJSON() as Parameters<typeof walkDeliveryPaths>[0];
+      const paths = walkDeliveryPaths(json);
+      const broken = paths.filter((x) => x.problems.length).map((x) => `${x.kind} ${x.from} -> ${x.to}: ${x.problems.join('; ')}`);
+      assert.deepEqual(broken, []);
+      const groups = ofType(p, 'AWS::Logs::LogGroup').length;
+      assert.equal(paths.filter((x) => x.kind === 'logs-to-log-group').length, groups, 'every log group, encrypted');
+      assert.deepEqual(unpinnedServiceGrants(json), []);
+    });
+  }
 });
 
 describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1 with the options on', () => {
