@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { loadCatalog } from '../../config/reports/index.js';
-import { parseEnvironment } from '../../config/environments.js';
+import { environmentOf, readEnvironmentSource } from '../../config/environments.js';
 import { renderBody } from '../../functions/core/body-template.js';
 import { CsvRecordReader } from '../../functions/core/csv-records.js';
 import { ConfigurationError, isPipelineError, UnexpectedAnswer } from '../../functions/core/errors.js';
@@ -97,14 +98,11 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     if (!/^[a-z][a-z0-9-]{0,11}$/.test(opts.environment)) {
       throw new ConfigurationError(`--environment "${opts.environment}" is not an environment name (config/environments/<name>.json).`);
     }
-    const file = new URL(`${opts.environment}.json`, deps.environmentsDir ?? DEFAULT_ENVIRONMENTS);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readFile(file, 'utf8'));
-    } catch (e) {
-      throw new ConfigurationError(`Cannot read config/environments/${opts.environment}.json: ${(e as Error).message}`);
-    }
-    const env = parseEnvironment(raw, `config/environments/${opts.environment}.json`);
+    const label = `config/environments/${opts.environment}.json`;
+    const file = fileURLToPath(new URL(`${opts.environment}.json`, deps.environmentsDir ?? DEFAULT_ENVIRONMENTS));
+    if (!existsSync(file)) throw new ConfigurationError(`Cannot read ${label}: there is no such file (an environment is a file config/environments/<name>.json).`);
+    // Read as the synth reads it: a syntax error with its line and column, every bad field, the name matching the file.
+    const env = environmentOf(readEnvironmentSource(file, label));
     validateGatewayUrl(env.gateway.endpointUrl, 'gateway.endpointUrl');
     const region = env.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
     const provider = new SecretsProvider(region ? { clientConfig: { region } } : {});

@@ -16,7 +16,8 @@ import { deployedStaleItem } from '../lake/stale-notice.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
- * what is left to do. Reads the stack's outputs, then one check per item: the secret no longer holds the
+ * what is left to do. Reads the stack's outputs (and prints the egress IPs to allow-list when the stack has them), then
+ * one check per item: the secret no longer holds the
  * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
  * messages waiting in each dead-letter queue, and one query per report through the workgroup that reads every
  * value of the newest `dt`, and the data checks' findings of the last days' loads. A check that cannot be made (no permission, a throttled call) says so and the others
@@ -158,13 +159,15 @@ async function checkSubscriptions(input: StatusInput, topicArn: string): Promise
     let token: string | undefined;
     do {
       const page = await input.clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }));
-      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: s.Endpoint ?? '?', pending: s.SubscriptionArn === 'PendingConfirmation' });
+      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: endpointName(s.Endpoint), pending: s.SubscriptionArn === 'PendingConfirmation' });
       token = page.NextToken;
     } while (token);
   } catch (e) {
     return unknown(item, e, 'sns:ListSubscriptionsByTopic');
   }
-  if (!subscriptions.length) return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails in the environment and deploy, or subscribe an endpoint to the topic' };
+  if (!subscriptions.length) {
+    return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails or alarmChat in the environment and deploy, or subscribe an endpoint to the topic' };
+  }
   const pending = subscriptions.filter((s) => s.pending);
   if (pending.length) {
     return {
@@ -174,6 +177,39 @@ async function checkSubscriptions(input: StatusInput, topicArn: string): Promise
     };
   }
   return { item, verdict: 'OK', detail: `${subscriptions.length} confirmed (${subscriptions.map((s) => s.endpoint).join(', ')})` };
+}
+
+/** A subscription as the operator knows it: the address, or the chat service (alarmChat) by name rather than its HTTPS endpoint. */
+const endpointName = (endpoint: string | undefined) => (/\.chatbot\.amazonaws\.com/.test(endpoint ?? '') ? 'chat (Amazon Q Developer)' : (endpoint ?? '?'));
+
+/**
+ * The EgressIps output (lib/egress.ts), present only with a `network` setting: what to give a gateway that accepts
+ * allow-listed addresses only. Its value is the addresses the stack allocated, the user's allocation ids (their
+ * addresses are not known at synth), or the user's VPC (its NAT's addresses).
+ */
+export function egressItem(value: string): StatusItem {
+  const item = 'egress IPs';
+  const parts = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const where = `${DOCS}, "A fixed egress address"`;
+  if (parts.length && parts.every((p) => p.startsWith('eipalloc-'))) {
+    return {
+      item,
+      verdict: 'OK',
+      detail:
+        `your Elastic IPs ${parts.join(', ')}: give their addresses to the provider to allow-list ` +
+        `(aws ec2 describe-addresses --allocation-ids ${parts.join(' ')} --query 'Addresses[].PublicIp' --output text; ${where})`,
+    };
+  }
+  if (parts.length === 1 && parts[0]!.startsWith('vpc-')) {
+    return {
+      item,
+      verdict: 'OK',
+      detail:
+        `those of the NAT your VPC ${parts[0]} routes the fetch function's subnets through: give them to the provider to allow-list ` +
+        `(aws ec2 describe-nat-gateways --filter Name=vpc-id,Values=${parts[0]} --query 'NatGateways[].NatGatewayAddresses[].PublicIp' --output text; ${where})`,
+    };
+  }
+  return { item, verdict: 'OK', detail: `${parts.join(', ')}: the fetch function calls the gateway from ${parts.length === 1 ? 'this address' : 'these addresses'}; give them to the provider to allow-list (${where})` };
 }
 
 async function checkSchedules(input: StatusInput, group: string): Promise<StatusItem[]> {
@@ -511,8 +547,9 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
       return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
     }),
   );
+  const egress = outputs.EgressIps ? [egressItem(outputs.EgressIps)] : [];
   const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
-  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...stale, ...deadLetters, ...counts, ...findings];
+  return [...items, ...egress, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...stale, ...deadLetters, ...counts, ...findings];
 }
 
 export function formatStatus(items: readonly StatusItem[]): string {

@@ -22,7 +22,7 @@ import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
 import { definitionRecord, fingerprintOf } from '../../functions/core/definition-fingerprint.js';
 import { parseReportDefinition } from '../../functions/core/report-definition.js';
 import { duckdbViewSql } from '../../functions/core/table-schema.js';
-import { collectStatus, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
+import { collectStatus, egressItem, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
 import { openDuckDb } from '../helpers/duckdb.js';
 
 /**
@@ -356,6 +356,50 @@ describe('reports status', () => {
     assert.deepEqual(byItem(items, 'rows hourly'), { item: 'rows hourly', verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
     assert.deepEqual(byItem(items, 'data checks hourly'), { item: 'data checks hourly', verdict: 'OK', detail: 'PDF report: kept raw, no data to check' });
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1, 'only the CSV report is counted');
+  });
+
+  it('prints the egress IPs to allow-list when the stack has them (network setting), and nothing of them otherwise', async () => {
+    healthy();
+    assert.ok(!(await collectStatus(input())).some((i) => i.item === 'egress IPs'), 'no network setting, no line');
+
+    const withEgress = (value: string) =>
+      mocks.cloudFormation.on(DescribeStacksCommand, { StackName: 'PaynetReports-test' }).resolves({
+        Stacks: [
+          {
+            StackName: 'PaynetReports-test',
+            StackStatus: 'UPDATE_COMPLETE',
+            CreationTime: NOW,
+            Outputs: Object.entries({ ...outputs, EgressIps: value }).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+          },
+        ],
+      });
+    withEgress('3.120.1.2');
+    const items = await collectStatus(input());
+    assert.deepEqual(items.slice(0, 2).map((i) => i.item), ['stack', 'egress IPs'], 'right after the stack: the first thing the provider needs');
+    assert.deepEqual(byItem(items, 'egress IPs'), {
+      item: 'egress IPs',
+      verdict: 'OK',
+      detail: '3.120.1.2: the fetch function calls the gateway from this address; give them to the provider to allow-list (docs/deploy.md, "A fixed egress address")',
+    });
+    assert.match(formatStatus(items), /^OK {6}egress IPs {2,}3\.120\.1\.2: /m);
+
+    assert.match(egressItem('3.120.1.2,18.196.3.4').detail, /^3\.120\.1\.2, 18\.196\.3\.4: the fetch function calls the gateway from these addresses/);
+    assert.match(
+      egressItem('eipalloc-0123456789abcdef0,eipalloc-0fedcba9876543210').detail,
+      /^your Elastic IPs eipalloc-0123456789abcdef0, eipalloc-0fedcba9876543210: .*aws ec2 describe-addresses --allocation-ids eipalloc-0123456789abcdef0 eipalloc-0fedcba9876543210 /,
+    );
+    assert.match(egressItem('vpc-0123456789abcdef0').detail, /NAT your VPC vpc-0123456789abcdef0 .*aws ec2 describe-nat-gateways --filter Name=vpc-id,Values=vpc-0123456789abcdef0/);
+  });
+
+  it('names a chat subscription (alarmChat) by the service, not by its HTTPS endpoint', async () => {
+    healthy();
+    mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({
+      Subscriptions: [
+        { Endpoint: 'ops@merchant.test', SubscriptionArn: `${outputs.AlarmTopicArn}:1` },
+        { Endpoint: 'https://global.sns-api.chatbot.amazonaws.com', Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:2` },
+      ],
+    });
+    assert.equal(byItem(await collectStatus(input()), 'alarm e-mails').detail, '2 confirmed (ops@merchant.test, chat (Amazon Q Developer))');
   });
 
   it('a stack deployed from an older version, without an output the checks read, is told to deploy this one', async () => {
