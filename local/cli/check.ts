@@ -12,7 +12,7 @@ import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
 import type { BodySigningRule } from '../../functions/core/oauth.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { signatureMethodOf, type GatewaySecret } from '../../functions/core/secret.js';
+import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/signature-methods.js';
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
 import { getGatewaySecret } from '../../functions/aws/secrets.js';
 import { readSecretFile } from '../args/secret-file.js';
@@ -116,10 +116,10 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     validateGatewayUrl(opts.gatewayUrl);
     return { endpointUrl: opts.gatewayUrl, secret: await readSecretFile(opts.secretFile), source: `secret file ${opts.secretFile}` };
   }
-  const { startSimulator } = await import('../simulator/index.js');
+  const { startSimulator, testSecretOf } = await import('../simulator/index.js');
   // The embedded simulator serves every report of the catalog, as `npm start`'s does.
   const sim = await startSimulator({ reports: (deps.catalog ?? loadCatalog()).reports });
-  return { endpointUrl: sim.url, secret: sim.credentials.hmac, close: () => sim.close(), source: 'the embedded simulator' };
+  return { endpointUrl: sim.url, secret: testSecretOf(sim.credentials, DEFAULT_SIGNATURE_METHOD), close: () => sim.close(), source: 'the embedded simulator' };
 }
 
 function windowFor(report: ReportDefinition, from: string | undefined, now: Date): ReportWindow {
@@ -136,7 +136,6 @@ export function diffHeader(expected: readonly string[], got: readonly string[]):
 }
 
 const FIX_BY_CODE: Record<string, string> = {
-  AuthenticationRefused: 'the gateway refused the login: check the login and control key (HMAC-SHA1) or that the provider holds your public key (RSA-SHA256), and the clock',
   UnexpectedAnswer: 'the answer is not a report: check the endpoint URL and the report body (bodyTemplate); if they are right, send the quoted start to the provider',
   GatewayUnavailable: 'the gateway did not answer usefully: check the URL\'s host and port; if they are right, try again later or ask the provider',
   EndpointUnreachable: 'the endpoint cannot be reached: check the URL\'s host, and the CA if its certificate is refused',
@@ -144,6 +143,12 @@ const FIX_BY_CODE: Record<string, string> = {
   ConfigurationError: 'fix the configuration named above',
   MalformedReport: 'the file is not well-formed CSV in the definition\'s encoding and delimiter: check encoding and delimiter, or send the file to the provider',
 };
+
+/** What to fix for an error code; a refused login names what its signature method needs checked. */
+const fixFor = (code: string, method: SignatureMethod): string =>
+  code === 'AuthenticationRefused'
+    ? `the gateway refused the login: check ${SIGNING[method].whenRefused} (${method}), and the clock`
+    : (FIX_BY_CODE[code] ?? 'see the message');
 
 async function checkOne(report: ReportDefinition, target: Target, opts: CheckOptions, deps: CheckDeps): Promise<CheckResult> {
   const now = deps.now ?? (() => new Date());
@@ -227,7 +232,7 @@ async function checkOne(report: ReportDefinition, target: Target, opts: CheckOpt
       result.status ??= e.status;
       result.contentType ??= e.contentType;
     }
-    result.verdict = `NOT OK: ${e.code}: ${FIX_BY_CODE[e.code] ?? 'see the message'}`;
+    result.verdict = `NOT OK: ${e.code}: ${fixFor(e.code, signatureMethodOf(target.secret))}`;
   }
   return result;
 }

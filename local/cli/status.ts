@@ -9,6 +9,7 @@ import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/report-definition.js';
 import type { QualityCheck } from '../../functions/core/quality-checks.js';
+import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/secret.js';
 import { PREFIX } from '../../functions/core/s3-keys.js';
 import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
@@ -143,11 +144,18 @@ async function checkSecret(input: StatusInput, arn: string): Promise<StatusItem>
   try {
     parsed = JSON.parse(value ?? '');
   } catch {
-    return { item, verdict: 'TODO', detail: `the secret is not JSON: put {"login": ..., "controlKey": ...} or the RSA-SHA256 form (${DOCS}, step 5)` };
+    return { item, verdict: 'TODO', detail: `the secret is not JSON: put ${SECRET_SHAPES} (${DOCS}, step 5)` };
   }
   const fields = parsed && typeof parsed === 'object' ? Object.values(parsed as Record<string, unknown>) : [];
   if (fields.some((v) => v === PLACEHOLDER)) {
     return { item, verdict: 'TODO', detail: `still holds the placeholder (${PLACEHOLDER}): every fetch fails AuthenticationRefused until you put the credentials (${DOCS}, step 5)` };
+  }
+  try {
+    // As the fetch function reads it: a misspelled or missing field is named here, not at the first run. Never a value.
+    parseGatewaySecret(value ?? '', 'the secret');
+  } catch (e) {
+    if (!(e instanceof ConfigurationError)) throw e;
+    return { item, verdict: 'TODO', detail: `${e.message} (${DOCS}, step 5)` };
   }
   return { item, verdict: 'OK', detail: 'holds credentials, not the placeholder (the value is not shown)' };
 }
