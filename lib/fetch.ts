@@ -7,6 +7,7 @@ import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { scheduleExpressionProblems } from '../functions/core/schedule-expression.js';
+import { PREFIX } from '../functions/core/s3-keys.js';
 import type { Credentials } from './credentials.js';
 import type { Egress } from './egress.js';
 import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from './grants.js';
@@ -71,8 +72,8 @@ function assertWindowsFit(report: ScheduledReport, timeout: Duration): void {
   }
 }
 
-/** Only under raw/: the function never reads, lists or deletes. */
-const RAW_PREFIX = 'raw/';
+/** Only under raw/ (functions/core/s3-keys.ts): the function never reads, lists or deletes. */
+const RAW_PREFIX = PREFIX.raw;
 
 /**
  * The fetch side: one EventBridge Scheduler schedule per report invoking the fetch function with

@@ -1,5 +1,5 @@
 import type { SchemaElement } from 'hyparquet';
-import type { ColumnDefinition } from './report-definition.js';
+import type { ColumnDefinition, ColumnKind } from './report-definition.js';
 
 /**
  * One schema, three uses (DESIGN.md): a report's column definitions alone generate
@@ -11,8 +11,14 @@ import type { ColumnDefinition } from './report-definition.js';
  * test/unit/table-schema.test.ts writes a file of every type and proves the three agree.
  */
 
-/** The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. */
-export const PARTITION_KEYS: ReadonlyArray<{ name: string; type: string }> = [{ name: 'dt', type: 'string' }];
+/**
+ * The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. Declared here only:
+ * the key layout (s3-keys.ts) names its partition directories after it, the Glue table and the DuckDB view declare
+ * it, and a data column may not take its name (athena-names.ts). Its type is a column kind, so the column
+ * switches type it (duckdbType).
+ */
+export const PARTITION_KEYS = [{ name: 'dt', type: 'string' }] as const satisfies ReadonlyArray<{ name: string; type: ColumnKind }>;
+export const PARTITION_KEY = PARTITION_KEYS[0].name;
 
 /** The Athena (Glue) type of a column: string, bigint, decimal(p,s), timestamp, date. */
 export function athenaType(column: ColumnDefinition): string {
@@ -47,8 +53,8 @@ export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' |
   }
 }
 
-/** Glue/Athena type strings for the partition keys, mapped the same way for DuckDB. */
-const duckdbTypeOfAthena = (athena: string): string => ({ string: 'VARCHAR', bigint: 'BIGINT', date: 'DATE' })[athena] ?? athena.toUpperCase();
+/** A partition key's DuckDB type, by the same switch as a column's. */
+export const partitionKeyDuckdbType = (key: (typeof PARTITION_KEYS)[number]): string => duckdbType({ kind: key.type, precision: undefined, scale: undefined });
 
 /**
  * The Parquet schema element of a column. Logical and converted types are set explicitly, as DESIGN.md
@@ -148,7 +154,7 @@ export function duckdbViewSql(viewName: string, glob: string, columns: readonly 
   };
   const select = [
     ...columns.map((c) => `${read(c)} AS ${ident(c.name)}`),
-    ...PARTITION_KEYS.map((k) => `CAST(${ident(k.name)} AS ${duckdbTypeOfAthena(k.type)}) AS ${ident(k.name)}`),
+    ...PARTITION_KEYS.map((k) => `CAST(${ident(k.name)} AS ${partitionKeyDuckdbType(k)}) AS ${ident(k.name)}`),
   ];
   const options = evolution ? `, union_by_name = true, filename = ${literal(FILE_COLUMN)}` : '';
   return (

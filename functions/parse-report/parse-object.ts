@@ -15,7 +15,7 @@ import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart
 import { redactText } from '../aws/redact.js';
 import { ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
 import { readHistory } from './load-history.js';
-import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
+import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from '../core/load-manifest.js';
 import { rawObjectState } from './raw-state.js';
 import { readTableInPlace } from './table-in-place.js';
 

@@ -13,10 +13,9 @@ import type { BodySigningRule } from '../../functions/core/oauth.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/signature-methods.js';
-import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
 import { getGatewaySecret } from '../../functions/aws/secrets.js';
 import { readSecretFile } from '../args/secret-file.js';
-import { windowsForRun } from '../args/windows.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
@@ -123,7 +122,7 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
 }
 
 function windowFor(report: ReportDefinition, from: string | undefined, now: Date): ReportWindow {
-  return from ? windowAt(parseLocalDateTime(from), parseWindowSize(report.window)) : windowsForRun(report, undefined, undefined, now)[0]!;
+  return from ? windowAt(parseLocalDateTime(from), parseWindowSize(report.window)) : windowsStartingIn(report, {}, now)[0]!;
 }
 
 /** Column by column: the positions where the first line and the definition's header differ. */

@@ -3,9 +3,9 @@ import { showCount as count, showKib as kib, showPath as show } from '../args/di
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
-import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
-import { windowsForRun } from '../args/windows.js';
+import { windowRangeOf } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
 import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
@@ -97,7 +97,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
   const report = catalog.chosen(opts.report);
-  const windows = windowsForRun(report, opts.from, opts.to);
+  // Without --from and --to, the last complete window: yesterday for a daily report.
+  const windows = windowsStartingIn(report, windowRangeOf(opts.from, opts.to));
   if (windows.length === 0) {
     throw new ConfigurationError(
       opts.to

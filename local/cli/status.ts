@@ -8,10 +8,10 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/report-definition.js';
-import type { QualityCheck } from '../../functions/core/quality-checks.js';
 import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/secret.js';
-import { PREFIX } from '../../functions/core/s3-keys.js';
-import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/s3-keys.js';
+import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
 
@@ -249,25 +249,32 @@ async function checkSchedules(input: StatusInput, group: string): Promise<Status
 interface NewestLoad {
   key: string;
   dt: string;
-  outcome?: string;
+  outcome?: LoadManifest['outcome'];
   finishedAt?: string;
   rowsWritten?: number;
 }
 
+/** A manifest as stored; Partial: one written by an older version, or by hand, may lack fields. */
+async function readManifest(input: StatusInput, bucket: string, key: string): Promise<Partial<LoadManifest>> {
+  const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString();
+  return JSON.parse(body ?? '{}') as Partial<LoadManifest>;
+}
+
 async function newestManifest(input: StatusInput, bucket: string, reportId: string): Promise<NewestLoad | undefined> {
-  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last key in S3's order is the newest window.
-  let last: string | undefined;
+  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last manifest key in S3's order is the newest window.
+  let last: { key: string; dt: string } | undefined;
   let token: string | undefined;
   do {
-    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${PREFIX.manifests}${reportId}/`, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) if (o.Key && (!last || o.Key > last)) last = o.Key;
+    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), ContinuationToken: token }));
+    for (const o of page.Contents ?? []) {
+      const parts = o.Key ? parseCuratedKey(o.Key) : null;
+      if (parts?.area === 'manifests' && (!last || o.Key! > last.key)) last = { key: o.Key!, dt: parts.dt };
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   if (!last) return undefined;
-  const dt = /\/dt=([^/]+)\//.exec(last)?.[1] ?? '?';
-  const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: last }))).Body?.transformToString();
-  const manifest = JSON.parse(body ?? '{}') as { outcome?: string; finishedAt?: string; rows?: { written?: number } };
-  return { key: last, dt, outcome: manifest.outcome, finishedAt: manifest.finishedAt, rowsWritten: manifest.rows?.written };
+  const manifest = await readManifest(input, bucket, last.key);
+  return { ...last, outcome: manifest.outcome, finishedAt: manifest.finishedAt, rowsWritten: manifest.rows?.written };
 }
 
 function windowHours(window: string): number {
@@ -331,9 +338,8 @@ async function checkDeadLetters(input: StatusInput, outputs: Record<string, stri
 /** The query that reads one partition's values: its count, then per column the aggregates that decode it. */
 export function partitionValuesQuery(report: Pick<StatusReport, 'id' | 'columns'>, dt: string): { sql: string; aggregates: ReadAggregate[] } {
   const aggregates = report.columns.flatMap((column) => valueAggregates(column).map(({ kind, sql }) => ({ column, kind, sql })));
-  const partitionKey = PARTITION_KEYS[0]!.name;
   return {
-    sql: `SELECT\n  ${['count(*)', ...aggregates.map((a) => a.sql)].join(',\n  ')}\nFROM ${ident(report.id)}\nWHERE ${ident(partitionKey)} = ${literal(dt)}`,
+    sql: `SELECT\n  ${['count(*)', ...aggregates.map((a) => a.sql)].join(',\n  ')}\nFROM ${ident(report.id)}\nWHERE ${ident(PARTITION_KEY)} = ${literal(dt)}`,
     aggregates,
   };
 }
@@ -474,7 +480,7 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
   const now = (input.now ?? (() => new Date()))();
   // A day more than asked: manifests are keyed by the report's zone, and this runs in any.
   const since = new Date(now.getTime() - (FINDINGS_DAYS + 1) * 86_400_000).toISOString().slice(0, 10);
-  const prefix = `${PREFIX.manifests}${reportId}/`;
+  const from = partitionStart('manifests', reportId, since);
   const flagged: string[] = [];
   let loaded = 0;
   let pdf = 0;
@@ -484,18 +490,13 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
     let token: string | undefined;
     do {
       const page = await input.clients.s3.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, StartAfter: `${prefix}dt=${since}`, ContinuationToken: token }),
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), StartAfter: from, ContinuationToken: token }),
       );
-      for (const o of page.Contents ?? []) if (o.Key && o.Key >= `${prefix}dt=${since}`) keys.push(o.Key);
+      for (const o of page.Contents ?? []) if (o.Key && o.Key >= from && parseCuratedKey(o.Key)?.area === 'manifests') keys.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     for (let i = 0; i < keys.length; i += 8) {
-      const manifests = await Promise.all(
-        keys.slice(i, i + 8).map(async (key) => {
-          const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString();
-          return JSON.parse(body ?? '{}') as { outcome?: string; window?: { start?: string }; checks?: QualityCheck[] };
-        }),
-      );
+      const manifests = await Promise.all(keys.slice(i, i + 8).map((key) => readManifest(input, bucket, key)));
       for (const m of manifests) {
         if (m.outcome === 'not-parsed') pdf++;
         if (m.outcome !== 'loaded') continue;

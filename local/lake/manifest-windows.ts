@@ -1,12 +1,12 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
-import { PREFIX } from '../../functions/core/s3-keys.js';
+import { areaPrefix, parseCuratedKey } from '../../functions/core/s3-keys.js';
 import type { RecordedWindow } from '../../functions/core/stale-windows.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 import { mapWithConcurrency } from '../pipeline/backfill-runner.js';
-import { S3RVER_OBJECT_SUFFIX } from './duckdb-views.js';
+import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
 
 /**
  * A report's windows as their manifests describe them (functions/parse-report/table-in-place.ts, recordedWindowOf):
@@ -16,7 +16,7 @@ import { S3RVER_OBJECT_SUFFIX } from './duckdb-views.js';
 
 /** From the local lake: s3rver keeps `manifests/<report>/dt=D/S.json` as `<lake>/<curated bucket>/manifests/<report>/dt=D/S.json._S3rver_object`. */
 export async function lakeWindows(lakeDir: string, curatedBucket: string, reportId: string): Promise<RecordedWindow[]> {
-  const dir = join(resolve(lakeDir), curatedBucket, PREFIX.manifests, reportId);
+  const dir = join(resolve(lakeDir), curatedBucket, areaPrefix('manifests', reportId));
   const files = (await readdir(dir, { recursive: true }).catch(() => [] as string[])).filter((f) => f.endsWith(`.json${S3RVER_OBJECT_SUFFIX}`));
   const windows: RecordedWindow[] = [];
   for (const file of files) {
@@ -42,8 +42,8 @@ export async function bucketWindows(s3: S3Client, bucket: string, reportId: stri
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${PREFIX.manifests}${reportId}/`, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) if (o.Key?.endsWith('.json')) keys.push(o.Key);
+    const page: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), ContinuationToken: token }));
+    for (const o of page.Contents ?? []) if (o.Key && parseCuratedKey(o.Key)?.area === 'manifests') keys.push(o.Key);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   // Keys are manifests/<report>/dt=<date>/<window start>.json: in key order, the last are the newest windows.

@@ -2,7 +2,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { reparseCommand, windowList, type RecordedWindow } from '../../functions/core/stale-windows.js';
 import { athenaType, literal, parquetElement, parquetTypeLabel, type ViewEvolution } from '../../functions/core/table-schema.js';
-import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { parseCuratedKey } from '../../functions/core/s3-keys.js';
+import { formatLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { objectFileKeyPath } from './s3rver-files.js';
 
 /**
  * How a report's view must read its files when some were written under other columns than the current
@@ -11,13 +13,11 @@ import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt } fr
  * Undefined when every file has exactly the definition's columns and types: the plain view then reads them.
  */
 
-/** The window a table file holds, from its key: tables/<report>/dt=<date>/<window start>.parquet. */
-const FILE_WINDOW = /\/dt=\d{4}-\d{2}-\d{2}\/(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})\.parquet[^/]*$/;
-
+/** The window a table file holds, from the key its path ends in (the local lake's file of `tables/<report>/dt=<date>/<start>.parquet`). */
 function windowOfFile(file: string, report: Pick<ReportDefinition, 'window'>): RecordedWindow | undefined {
-  const m = FILE_WINDOW.exec(file.replace(/\\/g, '/'));
-  if (!m) return undefined;
-  const window = windowAt(parseLocalDateTime(`${m[1]}T${m[2]}:${m[3]}:${m[4]}`), parseWindowSize(report.window));
+  const key = parseCuratedKey(objectFileKeyPath(file));
+  if (key?.area !== 'tables') return undefined;
+  const window = windowAt(key.start, parseWindowSize(report.window));
   return { start: formatLocalDateTime(window.start), end: formatLocalDateTime(window.end) };
 }
 

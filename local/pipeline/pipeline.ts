@@ -17,7 +17,7 @@ import { redactText } from '../../functions/aws/redact.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
 import type { FetchedWindow, GatewayTuning } from '../../functions/fetch-report/fetch-window.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { ensureBuckets, mirrorTables } from '../lake/external-store.js';

@@ -1,7 +1,7 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { PREFIX, rawKey } from '../../functions/core/s3-keys.js';
+import { areaPrefix, partitionStart, rawKey } from '../../functions/core/s3-keys.js';
 import { formatLocalDate, type ReportWindow } from '../../functions/core/window.js';
 
 /**
@@ -41,9 +41,9 @@ export async function currentRawObjects(
   const wanted = new Set(windows.map((w) => rawKey(report.id, w, report.format)));
   const found = new Map<string, RawObject>();
   if (!windows.length) return found;
-  const prefix = `${PREFIX.raw}${report.id}/`;
+  const prefix = areaPrefix('raw', report.id);
   // Every key of the first window's date sorts after this, and keys come back in order: stop past the last wanted.
-  const startAfter = `${prefix}dt=${formatLocalDate(windows[0]!.start)}`;
+  const startAfter = partitionStart('raw', report.id, formatLocalDate(windows[0]!.start));
   const last = [...wanted].sort().at(-1)!;
   const take = (object: RawObject) => {
     if (wanted.has(object.key)) found.set(object.key, object);

@@ -5,7 +5,7 @@ import type { ReportDefinition } from '../../functions/core/report-definition.js
 import { manifestKey } from '../../functions/core/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { currentRawObjects } from './raw-objects.js';
 import { NOT_LOADED, outcomeOfManifest, reparseEvent, type Reparser } from './reparse-window.js';
 

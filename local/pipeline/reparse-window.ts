@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { showCount as count } from '../args/display.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
 import type { ReportWindow } from '../../functions/core/window.js';
 import type { WindowResult } from './backfill-runner.js';

@@ -12,7 +12,7 @@ import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import { SIGNATURE_METHODS } from '../../functions/core/signature-methods.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake } from '../../local/lake/local-lake.js';
 import { startLocalPipeline, type LocalPipeline, type LocalPipelineOptions } from '../../local/pipeline/pipeline.js';
 import { runLocal } from '../../local/cli/run.js';

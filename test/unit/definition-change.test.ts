@@ -6,7 +6,7 @@ import { classifyChange, parquetTypeFor } from '../../functions/core/definition-
 import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definition-fingerprint.js';
 import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/report-definition.js';
 import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/stale-windows.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 
 /**
