@@ -155,27 +155,24 @@ export function windowsStartingIn(report: Pick<ReportDefinition, 'window'> & Par
   return windowsBetween(from, to, size);
 }
 
+/** The tokens of a date pattern, each with how it writes a wall-clock time; the pattern's regex is made from them. */
+const PATTERN_TOKENS = {
+  yyyy: (t) => pad(t.year, 4),
+  MM: (t) => pad(t.month),
+  dd: (t) => pad(t.day),
+  HH: (t) => pad(t.hour),
+  mm: (t) => pad(t.minute),
+  ss: (t) => pad(t.second),
+} satisfies Record<string, (t: LocalDateTime) => string>;
+type PatternToken = keyof typeof PATTERN_TOKENS;
+const PATTERN_TOKEN = new RegExp(Object.keys(PATTERN_TOKENS).join('|'), 'g');
+
 /**
  * Formats a wall-clock time with a pattern of yyyy, MM, dd, HH, mm, ss (the tokens a report template and
  * a column's input pattern use); other characters are copied.
  */
 export function formatWithPattern(t: LocalDateTime, pattern: string): string {
-  return pattern.replace(/yyyy|MM|dd|HH|mm|ss/g, (tok) => {
-    switch (tok) {
-      case 'yyyy':
-        return pad(t.year, 4);
-      case 'MM':
-        return pad(t.month);
-      case 'dd':
-        return pad(t.day);
-      case 'HH':
-        return pad(t.hour);
-      case 'mm':
-        return pad(t.minute);
-      default:
-        return pad(t.second);
-    }
-  });
+  return pattern.replace(PATTERN_TOKEN, (tok) => PATTERN_TOKENS[tok as PatternToken](t));
 }
 
 /** "2026-11-20T00-00-00": a window start safe in S3 keys and file names. */
