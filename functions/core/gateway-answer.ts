@@ -9,7 +9,7 @@ import { SIGNING, type SignatureMethod } from './signature-methods.js';
  * The rule (docs/architecture.md "Decisions", docs/gateway.md): a report is recognised by its bytes, not by its
  * label; a refusal by its words. The success answer's content type is not documented, so a CSV may come
  * as text/plain, application/octet-stream or with no type at all; and the gateway signals a refused
- * signature with HTTP 200 and a text/plain sentence (gateway-spec.md "Errors"), so a 200 proves nothing.
+ * signature with HTTP 200 and a text/plain sentence (docs/gateway.md "How an answer is recognised"), so a 200 proves nothing.
  */
 
 export type ReportKind = 'csv' | 'pdf';

@@ -2,7 +2,7 @@ import type { SchemaElement } from 'hyparquet';
 import type { ColumnDefinition, ColumnKind } from './report-definition.js';
 
 /**
- * One schema, three uses (DESIGN.md): a report's column definitions alone generate
+ * One schema, three uses (docs/architecture.md "One schema, three uses"): a report's column definitions alone generate
  *  1. the Parquet schema hyparquet-writer writes into every file's footer,
  *  2. the Glue table's columns (Athena type strings),
  *  3. the local DuckDB view over the same files.
@@ -57,8 +57,8 @@ export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' |
 export const partitionKeyDuckdbType = (key: (typeof PARTITION_KEYS)[number]): string => duckdbType({ kind: key.type, precision: undefined, scale: undefined });
 
 /**
- * The Parquet schema element of a column. Logical and converted types are set explicitly, as DESIGN.md
- * "Parquet for every engine" lists them.
+ * The Parquet schema element of a column. Logical and converted types are set explicitly, as docs/architecture.md
+ * "Parquet" lists them (docs/parquet.md has the compatibility table).
  */
 export function parquetElement(column: ColumnDefinition): SchemaElement {
   const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';

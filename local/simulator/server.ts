@@ -1,6 +1,6 @@
 /**
  * The gateway simulator: a real HTTP server on 127.0.0.1 that implements the report endpoint of
- * gateway-spec.md, for tests, `npm start` and `npm run simulator`.
+ * docs/gateway.md ("The gateway simulator"), for tests, `npm start` and `npm run simulator`.
  *
  * ANSWERS (the README quotes this block). Checked in this order:
  *
