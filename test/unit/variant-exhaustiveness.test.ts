@@ -28,10 +28,11 @@ const ROOTS = [
   'local/cli/check.ts',
 ];
 
+/** Text inserted right after a marker: after the opening of a list, so the edit holds whatever the list holds. */
 interface Edit {
   file: string;
-  from: string;
-  to: string;
+  after: string;
+  insert: string;
 }
 
 interface Found {
@@ -61,8 +62,8 @@ function typeErrors(edits: readonly Edit[] = []): Found[] {
   for (const e of edits) {
     const file = join(ROOT, e.file);
     const text = edited.get(file) ?? readFileSync(file, 'utf8');
-    assert.ok(text.includes(e.from), `${e.file} no longer holds ${JSON.stringify(e.from)}: update this test's edit`);
-    edited.set(file, text.replace(e.from, e.to));
+    assert.ok(text.includes(e.after), `${e.file} no longer holds ${JSON.stringify(e.after)}: update this test's edit`);
+    edited.set(file, text.replace(e.after, `${e.after}${e.insert}`));
   }
   const host = ts.createCompilerHost(parsed.options, true);
   const read = host.getSourceFile.bind(host);
@@ -119,7 +120,7 @@ describe('a variant named in its list without its entries does not compile', { t
 
   it('a third signature method: the signing registry, the simulator test accounts, and every lookup by method', () => {
     const errors = typeErrors([
-      { file: 'functions/core/signature-methods.ts', from: "['HMAC-SHA1', 'RSA-SHA256'] as const", to: "['HMAC-SHA1', 'RSA-SHA256', 'HMAC-SHA256'] as const" },
+      { file: 'functions/core/signature-methods.ts', after: 'export const SIGNATURE_METHODS = [', insert: "'HMAC-SHA256', " },
     ]);
     assert.deepEqual(incompleteTables(errors), ['functions/core/signature-methods.ts: SIGNING', 'local/simulator/test-accounts.ts: TEST_ACCOUNTS'], shown(errors));
     // Each of these looks an entry up by a method: the secret's schema and messages, the refusal's advice, `reports check`.
@@ -130,30 +131,30 @@ describe('a variant named in its list without its entries does not compile', { t
   });
 
   it('a fourth content coding: its codec (decode for the client, encode for the simulator)', () => {
-    const errors = typeErrors([{ file: 'functions/core/content-coding.ts', from: "['gzip', 'deflate', 'br'] as const", to: "['gzip', 'deflate', 'br', 'zstd'] as const" }]);
+    const errors = typeErrors([{ file: 'functions/core/content-coding.ts', after: 'export const DECODABLE_CODINGS = [', insert: "'zstd', " }]);
     assert.deepEqual(incompleteTables(errors), ['functions/core/content-coding.ts: CODECS'], shown(errors));
   });
 
   it('a fault mode: its entry (stage, help); once it has one, its answer in the simulator', () => {
-    const listOnly = typeErrors([{ file: 'local/simulator/faults.ts', from: "'emptyBody', 'schemaDrift'] as const", to: "'emptyBody', 'schemaDrift', 'resetBeforeHeaders'] as const" }]);
+    const listOnly = typeErrors([{ file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'resetBeforeHeaders', " }]);
     assert.deepEqual(incompleteTables(listOnly), ['local/simulator/faults.ts: FAULTS'], shown(listOnly));
 
     const beforeAuth = typeErrors([
-      { file: 'local/simulator/faults.ts', from: "'emptyBody', 'schemaDrift'] as const", to: "'emptyBody', 'schemaDrift', 'resetBeforeHeaders'] as const" },
-      { file: 'local/simulator/faults.ts', from: "  slow: { stage: 'before-auth',", to: "  resetBeforeHeaders: { stage: 'before-auth', does: 'x' },\n  slow: { stage: 'before-auth'," },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'resetBeforeHeaders', " },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULTS = {', insert: "\n  resetBeforeHeaders: { stage: 'before-auth', does: 'x' }," },
     ]);
     // The switch over the modes that strike before authentication ends in `never`.
     assert.deepEqual(beforeAuth.map((e) => [e.where.replace(/\(.*$/, ''), e.line]), [['local/simulator/server.ts', 'const unanswered: never = early.mode;']], shown(beforeAuth));
 
     const onReport = typeErrors([
-      { file: 'local/simulator/faults.ts', from: "'emptyBody', 'schemaDrift'] as const", to: "'emptyBody', 'schemaDrift', 'truncatedRow'] as const" },
-      { file: 'local/simulator/faults.ts', from: "  slow: { stage: 'before-auth',", to: "  truncatedRow: { stage: 'on-report', does: 'x' },\n  slow: { stage: 'before-auth'," },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'truncatedRow', " },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULTS = {', insert: "\n  truncatedRow: { stage: 'on-report', does: 'x' }," },
     ]);
     assert.deepEqual(incompleteTables(onReport), ['local/simulator/server.ts: REPORT_FAULTS'], shown(onReport));
   });
 
   it('a body-signing rule: its entry (meaning, the parameters it signs)', () => {
-    const errors = typeErrors([{ file: 'functions/core/oauth.ts', from: "['excluded', 'asFormParameters'] as const", to: "['excluded', 'asFormParameters', 'bodyHash'] as const" }]);
+    const errors = typeErrors([{ file: 'functions/core/oauth.ts', after: 'export const BODY_SIGNING_RULES = [', insert: "'bodyHash', " }]);
     assert.deepEqual(incompleteTables(errors), ['functions/core/oauth.ts: BODY_SIGNING'], shown(errors));
   });
 });
