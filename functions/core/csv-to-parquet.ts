@@ -142,8 +142,9 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   let doomed = false;
 
   const ship = (endOfGroup: boolean) => {
-    // A worker gets a copy at once (postMessage), so the batch may be views of the builder's buffers.
-    const batch = builder.take(encoder?.mode === 'worker');
+    // The batch is copied at once (into the inline encoder's column buffers, or by postMessage to the
+    // worker), so it may be views of the builder's buffers.
+    const batch = builder.take(true);
     if (!doomed) encoder?.add(batch, endOfGroup);
     if (endOfGroup) {
       groupRows = 0;

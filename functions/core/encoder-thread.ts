@@ -55,20 +55,28 @@ function defaultWorkerUrl(): URL | undefined {
 class InlineEncoder implements EncoderHandle {
   readonly mode = 'inline' as const;
   private readonly encoder: RowGroupEncoder;
-  private group: RowBatch[] = [];
+  /** The sink's writes, in order; rejects with the first failure (encoding or sink). */
   private work: Promise<void> = Promise.resolve();
+  private aborted = false;
 
   constructor(settings: EncoderSettings, sink: CountingSink) {
-    this.encoder = new RowGroupEncoder(settings, (bytes) => sink.write(bytes));
+    this.encoder = new RowGroupEncoder(settings, (bytes) => {
+      this.work = this.work.then(() => (this.aborted ? undefined : sink.write(bytes)));
+      return this.work;
+    });
   }
 
   add(batch: RowBatch, endOfGroup: boolean): void {
-    this.group.push(batch);
-    if (!endOfGroup) return;
-    const batches = this.group;
-    this.group = [];
-    // Runs at the next await (the parser calls ready() after each input chunk), in order.
-    this.work = this.work.then(() => this.encoder.writeRowGroup(batches));
+    if (this.aborted) return;
+    try {
+      // The batch is copied into the group's column buffers at once, and a closed group is encoded at
+      // once (its bytes then wait for the sink in `work`): the builder reuses its arrays after this.
+      this.encoder.add(batch);
+      if (endOfGroup) this.encoder.writeRowGroup().catch(() => {}); // failures surface through `work`
+    } catch (e) {
+      this.work = Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      this.work.catch(() => {});
+    }
   }
 
   ready(): Promise<void> {
@@ -78,11 +86,12 @@ class InlineEncoder implements EncoderHandle {
   async finish() {
     await this.work;
     await this.encoder.finish();
+    await this.work;
     return { encodeMs: this.encoder.encodeMs, rowGroups: this.encoder.rowGroups };
   }
 
   async abort(): Promise<void> {
-    this.group = [];
+    this.aborted = true;
     await this.work.catch(() => {});
   }
 }
