@@ -1,7 +1,7 @@
 import type { ColumnChunk, Encoding, RowGroup, SchemaElement, Statistics } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
-import { snappyCompressor } from 'hysnappy';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { createdBy } from './build-info.js';
 import { Int32Buffer, Int64Buffer, StringBuffer, minMax, type ChunkPlan, type ChunkValues, type ColumnBuffer, type Int64Values } from './column-buffers.js';
 import { ByteBuffer, bitWidth, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from './parquet-pages.js';
@@ -18,8 +18,7 @@ import { parquetSchema } from './table-schema.js';
  * INT64 values stay 32-bit word pairs, strings stay ranges of one UTF-8 buffer per chunk, a dictionary is
  * merged from the batches' own small dictionaries, and statistics are taken over the dictionary's
  * entries rather than every row where there is one. hyparquet-writer still writes the file around the
- * chunks (the PAR1 magic, the Thrift page headers and the footer) and hysnappy (hyparam's Snappy in
- * WebAssembly) compresses the pages. docs/benchmarks.md has the profile this layout came from; the file
+ * chunks (the PAR1 magic, the Thrift page headers and the footer) and compresses the pages (Snappy). docs/benchmarks.md has the profile this layout came from; the file
  * layout itself is docs/parquet.md's, unchanged: DATA_PAGE v1, RLE definition levels, SNAPPY, dictionary
  * or PLAIN strings, DELTA_BINARY_PACKED ids and timestamps, statistics on every chunk.
  */
@@ -50,9 +49,15 @@ export const STATS_BYTES = 64;
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** Snappy for every page: one WebAssembly instance per thread, its memory reused from page to page. */
-let snappy: ((input: Uint8Array) => Uint8Array) | undefined;
-const compress = (bytes: Uint8Array): Uint8Array => (snappy ??= snappyCompressor())(bytes);
+/**
+ * Snappy for every page: hyparquet-writer's, made ~2x faster by the project's patch (it writes into one
+ * reused array instead of a byte at a time through a DataView). hysnappy (the same authors' snappy in
+ * WebAssembly) compresses ~2x faster still, but growing its WebAssembly memory detaches the old
+ * ArrayBuffer, and the first detach in a thread makes every typed-array access of that thread check for
+ * detachment from then on, csv-parse's reading of its input included: on the benchmark that cost ~0.6 s
+ * of parsing for ~0.3 s saved on compression (docs/benchmarks.md).
+ */
+const compress = snappyCompress;
 
 /* ------------------------------------------------------------------ pages */
 
