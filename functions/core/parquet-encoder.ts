@@ -108,12 +108,28 @@ class ChunkWriter {
     this.put({ type: 'DICTIONARY_PAGE', uncompressed_page_size: 0, compressed_page_size: 0, dictionary_page_header: { num_values: entries.count, encoding: 'PLAIN' } });
   }
 
-  /** A DATA_PAGE (v1) of rows [r0, r1), holding values [v0, v1): definition levels, then the values. */
-  dataPage(defined: Uint8Array | null, r0: number, r1: number, encoding: Encoding, values: (out: ByteBuffer) => void): void {
+  /**
+   * A DATA_PAGE (v1) of rows [r0, r1) holding values [v0, v1): the definition levels, then the values as
+   * dictionary indexes, DELTA_BINARY_PACKED or PLAIN.
+   */
+  dataPage(plan: ChunkPlan, encoding: Encoding, r0: number, r1: number, v0: number, v1: number): void {
     this.dataOffset ??= BigInt(this.file.offset);
-    pageBuffer.pos = 0;
-    if (defined) writeDefinitionLevels(pageBuffer, defined, r0, r1);
-    values(pageBuffer);
+    const out = pageBuffer;
+    out.pos = 0;
+    const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
+    if (defined) writeDefinitionLevels(out, defined, r0, r1);
+    if (plan.dictionary) {
+      const indexes = plan.dictionary.indexes;
+      let max = 0;
+      for (let k = v0; k < v1; k++) if (indexes[k]! > max) max = indexes[k]!;
+      const width = bitWidth(max);
+      out.u8(width);
+      writeRleHybrid(out, indexes, v0, v1, width);
+    } else if (encoding === 'DELTA_BINARY_PACKED') {
+      writeDeltaInt64(out, (plan.values as Int64Values).words, v0, v1);
+    } else {
+      writePlain(out, plan.values, v0, v1);
+    }
     this.put({
       type: 'DATA_PAGE',
       uncompressed_page_size: 0,
@@ -125,35 +141,44 @@ class ChunkWriter {
 }
 
 /**
- * Splits rows into pages of about `pageSize` bytes of values, as hyparquet-writer does (a page closes
- * before the value that takes it to pageSize; nulls weigh nothing; dictionary indexes weigh 4 bytes),
- * and calls `page` with each page's rows and the range of its non-null values.
+ * Where pages start: rows split into pages of about `pageSize` bytes of values, as hyparquet-writer
+ * splits them (a page closes before the value that takes it to pageSize; nulls weigh nothing; a
+ * dictionary index weighs 4 bytes). Returns [row, value] pairs: each page's first row and first
+ * non-null value, then [rows, values] at the end.
  */
-function forEachPage(rows: number, defined: Uint8Array | null, size: (k: number) => number, pageSize: number, page: (r0: number, r1: number, v0: number, v1: number) => void): void {
-  let r0 = 0;
-  let v0 = 0;
+function pageStarts(plan: ChunkPlan, rows: number, pageSize: number): Int32Array {
+  const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
+  const values = plan.values;
+  // a fixed size per value, or -1 for strings (their lengths)
+  const fixed = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : -1;
+  const ends = values?.kind === 'utf8' ? values.ends : null;
+  let starts = new Int32Array(16);
+  let n = 0;
   let v = 0;
   let acc = 0;
+  let first = 0;
   for (let r = 0; r < rows; r++) {
     const present = defined === null || defined[r] === 1;
-    const s = present ? size(v) : 0;
+    const s = !present ? 0 : fixed >= 0 ? fixed : ends![v]! - (v ? ends![v - 1]! : 0) - 4;
     acc += s;
-    if (acc >= pageSize && r > r0) {
-      page(r0, r, v0, v);
-      r0 = r;
-      v0 = v;
+    if (acc >= pageSize && r > first) {
+      if (n + 4 > starts.length) {
+        const grown = new Int32Array(starts.length * 2);
+        grown.set(starts);
+        starts = grown;
+      }
+      starts[n++] = r;
+      starts[n++] = v;
+      first = r;
       acc = s;
     }
     if (present) v++;
   }
-  if (r0 < rows) page(r0, rows, v0, v);
-}
-
-function sizeOf(values: ChunkValues): (k: number) => number {
-  if (values.kind === 'int64') return () => 8;
-  if (values.kind === 'int32') return () => 4;
-  const ends = values.ends;
-  return (k) => ends[k]! - (k ? ends[k - 1]! : 0) - 4;
+  const out = new Int32Array(n + 4);
+  out.set(starts.subarray(0, n), 2);
+  out[n + 2] = rows;
+  out[n + 3] = v;
+  return out;
 }
 
 /** One column chunk: its pages written to `file`, its metadata returned. */
@@ -163,33 +188,19 @@ function writeColumnChunk(file: ByteWriter, column: ColumnDefinition, element: S
   let nonNull: number;
   let encoding: Encoding;
   if (plan.dictionary) {
-    const { entries, indexes, defined } = plan.dictionary;
     // min/max over the distinct values: the same as over the rows
-    statistics = minMax(entries);
-    nonNull = indexes.length;
+    statistics = minMax(plan.dictionary.entries);
+    nonNull = plan.dictionary.indexes.length;
     encoding = 'RLE_DICTIONARY';
-    chunk.dictionaryPage(entries);
-    forEachPage(rows, defined, () => 4, pageSize, (r0, r1, v0, v1) =>
-      chunk.dataPage(defined, r0, r1, 'RLE_DICTIONARY', (out) => {
-        let max = 0;
-        for (let k = v0; k < v1; k++) if (indexes[k]! > max) max = indexes[k]!;
-        const width = bitWidth(max);
-        out.u8(width);
-        writeRleHybrid(out, indexes, v0, v1, width);
-      }),
-    );
+    chunk.dictionaryPage(plan.dictionary.entries);
   } else {
-    const { values } = plan;
-    statistics = minMax(values);
-    nonNull = values.count;
-    encoding = values.kind === 'int64' && usesDelta(column) ? 'DELTA_BINARY_PACKED' : 'PLAIN';
-    const delta = encoding === 'DELTA_BINARY_PACKED';
-    forEachPage(rows, values.defined, sizeOf(values), pageSize, (r0, r1, v0, v1) =>
-      chunk.dataPage(values.defined, r0, r1, encoding, (out) => {
-        if (delta) writeDeltaInt64(out, (values as Int64Values).words, v0, v1);
-        else writePlain(out, values, v0, v1);
-      }),
-    );
+    statistics = minMax(plan.values);
+    nonNull = plan.values.count;
+    encoding = plan.values.kind === 'int64' && usesDelta(column) ? 'DELTA_BINARY_PACKED' : 'PLAIN';
+  }
+  const starts = pageStarts(plan, rows, pageSize);
+  for (let p = 0; p + 2 < starts.length; p += 2) {
+    if (starts[p + 2]! > starts[p]!) chunk.dataPage(plan, encoding, starts[p]!, starts[p + 2]!, starts[p + 1]!, starts[p + 3]!);
   }
 
   const encodings: Encoding[] = plan.dictionary ? ['PLAIN', 'RLE_DICTIONARY'] : [encoding];

@@ -112,7 +112,7 @@ export function writeRleHybrid(out: ByteBuffer, values: Int32Array | Uint8Array,
     let run = 1;
     while (i + run < to && values[i + run] === v) run++;
     if (run >= 8) {
-      if (packedGroups) writeBitPacked(out, values, packedStart, packedGroups, to, width);
+      if (packedGroups) out.pos = writeBitPacked(out, values, packedStart, packedGroups, to, width);
       packedGroups = 0;
       out.varint(run << 1);
       const b = out.ensure(valueBytes);
@@ -124,13 +124,17 @@ export function writeRleHybrid(out: ByteBuffer, values: Int32Array | Uint8Array,
       i += 8;
     }
   }
-  if (packedGroups) writeBitPacked(out, values, packedStart, packedGroups, to, width);
+  if (packedGroups) out.pos = writeBitPacked(out, values, packedStart, packedGroups, to, width);
 }
 
-/** `groups` bit-packed groups of 8 values from `start`; values at or past `end` are written as 0. */
-function writeBitPacked(out: ByteBuffer, values: Int32Array | Uint8Array, start: number, groups: number, end: number, width: number): void {
+/**
+ * `groups` bit-packed groups of 8 values from `start`; values at or past `end` are written as 0. Returns
+ * the new position: the caller stores it (a store after a long first loop, compiled on-stack, had no type
+ * feedback and deoptimized on every call).
+ */
+function writeBitPacked(out: ByteBuffer, values: Int32Array | Uint8Array, start: number, groups: number, end: number, width: number): number {
   out.varint((groups << 1) | 1);
-  if (width === 0) return;
+  if (width === 0) return out.pos;
   const b = out.ensure(groups * width);
   let p = out.pos;
   const count = groups * 8;
@@ -165,7 +169,7 @@ function writeBitPacked(out: ByteBuffer, values: Int32Array | Uint8Array, start:
       }
     }
   }
-  out.pos = p;
+  return p;
 }
 
 /** Definition levels of a flat optional column (1 = value, 0 = null) as v1 pages carry them: a 4-byte length, then the hybrid at bit width 1. */
@@ -247,13 +251,13 @@ export function writeDeltaInt64(out: ByteBuffer, words: Int32Array, from: number
     for (let m = 0; m < MINIBLOCKS; m++) {
       const width = widths[m]!;
       if (width === 0) continue;
-      packMiniblock(out, m * PER_MINIBLOCK, n, width);
+      out.pos = packMiniblock(out, m * PER_MINIBLOCK, n, width);
     }
   }
 }
 
-/** 32 adjusted deltas from dLo/dHi[start], zero past `n`, at `width` bits (1..64), LSB first. */
-function packMiniblock(out: ByteBuffer, start: number, n: number, width: number): void {
+/** 32 adjusted deltas from dLo/dHi[start], zero past `n`, at `width` bits (1..64), LSB first; returns the new position. */
+function packMiniblock(out: ByteBuffer, start: number, n: number, width: number): number {
   const b = out.ensure(width * 4);
   let p = out.pos;
   if (width <= 24) {
@@ -302,7 +306,7 @@ function packMiniblock(out: ByteBuffer, start: number, n: number, width: number)
       }
     }
   }
-  out.pos = p;
+  return p;
 }
 
 /** The int64 (hi, lo) as a bigint. */
