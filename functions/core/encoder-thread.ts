@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { RowGroup } from 'hyparquet';
 import type { Worker } from 'node:worker_threads';
 import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
@@ -30,6 +31,8 @@ export interface EncoderHandle {
   readonly mode: 'worker' | 'inline';
   /** Queues a batch; `endOfGroup` closes the current row group. Synchronous (called while parsing). */
   add(batch: RowBatch, endOfGroup: boolean): void;
+  /** Appends a row group another thread encoded (a split file's second part; inline encoders only). */
+  appendRowGroup(bytes: Uint8Array, group: RowGroup): void;
   /** Resolves when the parser may go on; rejects with the encoder's or the sink's error. */
   ready(): Promise<void>;
   /** Writes the footer and resolves once every byte went to the sink (the sink is not ended). */
@@ -77,6 +80,11 @@ class InlineEncoder implements EncoderHandle {
       this.work = Promise.reject(e instanceof Error ? e : new Error(String(e)));
       this.work.catch(() => {});
     }
+  }
+
+  appendRowGroup(bytes: Uint8Array, group: RowGroup): void {
+    if (this.aborted) return;
+    this.encoder.appendRowGroup(bytes, group).catch(() => {}); // failures surface through `work`
   }
 
   ready(): Promise<void> {
@@ -147,6 +155,10 @@ class WorkerEncoder implements EncoderHandle {
     // Copied, never transferred: see row-group-buffer.ts on why no ArrayBuffer is ever detached here.
     this.worker.postMessage(message);
     if (endOfGroup) this.inFlight++;
+  }
+
+  appendRowGroup(): void {
+    throw new Error('row groups of another thread are appended by an inline encoder only');
   }
 
   async ready(): Promise<void> {

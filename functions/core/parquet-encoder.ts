@@ -258,20 +258,26 @@ export class ChunkedWriter extends ByteWriter {
 /**
  * Encodes row groups into one Parquet file as they come: add() appends each batch to the group's column
  * buffers (column-buffers.ts), writeRowGroup() encodes what was added as one row group.
+ *
+ * With `fragment` it writes row groups only, no file around them: their bytes from offset 0 and their
+ * metadata in `groups`, for a thread that converts the second part of a split file (part-worker.ts);
+ * appendRowGroup() then adds such a group to the whole file.
  */
 export class RowGroupEncoder {
-  private readonly writer: ParquetWriter;
+  private readonly writer: ParquetWriter | undefined;
   private readonly file: ChunkedWriter;
   private readonly columns: ColumnDefinition[];
   private readonly buffers: ColumnBuffer[];
   private readonly pageSize: number;
   private readonly schema: SchemaElement[];
   private rows = 0;
+  /** The row groups written so far (a fragment's, or the file's). */
+  readonly groups: RowGroup[];
   /** Milliseconds spent encoding (not waiting for the sink), for the manifest's timings. */
   encodeMs = 0;
   rowGroups = 0;
 
-  constructor(settings: EncoderSettings, deliver: (bytes: Uint8Array) => void | Promise<void>) {
+  constructor(settings: EncoderSettings, deliver: (bytes: Uint8Array) => void | Promise<void>, options: { fragment?: boolean } = {}) {
     this.columns = settings.columns;
     this.pageSize = settings.pageSize ?? DEFAULT_PAGE_SIZE;
     this.schema = parquetSchema(settings.columns);
@@ -279,9 +285,14 @@ export class RowGroupEncoder {
       c.kind === 'string' ? new StringBuffer(c.nullable) : c.kind === 'date' ? new Int32Buffer(c.nullable) : new Int64Buffer(c.nullable, !usesDelta(c)),
     );
     this.file = new ChunkedWriter(deliver);
+    if (options.fragment) {
+      this.groups = [];
+      return;
+    }
     // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
     // The row groups are written here (writeRowGroup); ParquetWriter writes the magic and the footer.
     this.writer = new ParquetWriter({ writer: this.file, schema: this.schema, codec: 'SNAPPY', createdBy: createdBy(), statisticsTruncateLength: STATS_BYTES });
+    this.groups = this.writer.row_groups;
   }
 
   /** Appends a batch to the current row group (its arrays are copied: they may be reused after this returns). */
@@ -310,16 +321,42 @@ export class RowGroupEncoder {
     this.rows = 0;
     let totalByteSize = 0n;
     for (const chunk of columns) totalByteSize += chunk.meta_data!.total_uncompressed_size;
-    const group: RowGroup = { columns, total_byte_size: totalByteSize, num_rows: BigInt(rows), total_compressed_size: BigInt(this.file.offset - start) };
-    this.writer.row_groups.push(group);
-    this.writer.num_rows += BigInt(rows);
+    this.push({ columns, total_byte_size: totalByteSize, num_rows: BigInt(rows), total_compressed_size: BigInt(this.file.offset - start) });
     this.encodeMs += performance.now() - t;
-    this.rowGroups++;
     return Promise.resolve(this.file.flush());
+  }
+
+  /**
+   * Appends a row group another encoder wrote as a fragment (its bytes, its metadata with offsets from the
+   * fragment's start), moving its offsets to where it lands in this file.
+   */
+  appendRowGroup(bytes: Uint8Array, group: RowGroup): Promise<void> {
+    // The group's bytes begin with its first column chunk.
+    const base = BigInt(this.file.offset) - (group.columns[0]?.file_offset ?? 0n);
+    for (const chunk of group.columns) {
+      chunk.file_offset += base;
+      const meta = chunk.meta_data!;
+      meta.data_page_offset += base;
+      if (meta.dictionary_page_offset !== undefined) meta.dictionary_page_offset += base;
+    }
+    this.file.appendBytes(bytes);
+    this.push(group);
+    return Promise.resolve(this.file.flush());
+  }
+
+  private push(group: RowGroup): void {
+    if (this.writer) {
+      this.writer.row_groups.push(group);
+      this.writer.num_rows += group.num_rows;
+    } else {
+      this.groups.push(group);
+    }
+    this.rowGroups++;
   }
 
   /** Writes the footer. A file with no row group is a valid, empty Parquet file (header-only reports). */
   async finish(): Promise<void> {
+    if (!this.writer) throw new Error('a fragment has no footer: append its row groups to a file');
     const t = performance.now();
     const done = this.writer.finish();
     this.encodeMs += performance.now() - t;

@@ -18,6 +18,15 @@ export interface RowTallyResult {
   sum?: string;
 }
 
+/** A tally's keys and sum, as they cross between threads. */
+export interface RowTallyState {
+  ints: Float64Array;
+  texts: string[];
+  duplicates: number;
+  small: number;
+  big: string;
+}
+
 const TWO_32 = 4294967296;
 const EMPTY = NaN;
 
@@ -79,6 +88,15 @@ export class SafeIntegerSet {
     slots[h] = v;
     if (++this.size * 2 > slots.length) this.grow();
     return true;
+  }
+
+  /** Every value, in no particular order (rising while they rose). */
+  values(): Float64Array {
+    if (this.rising) return this.rising.slice(0, this.size);
+    const out = new Float64Array(this.size);
+    let n = 0;
+    for (const v of this.slots) if (v === v) out[n++] = v;
+    return out;
   }
 
   /** Doubles the table at half full, so probes stay short. */
@@ -169,6 +187,20 @@ export class RowTally {
         this.small = next;
       }
     }
+  }
+
+  /** What this tally holds, to be merged into another part's (split files: csv-to-parquet.ts). */
+  state(): RowTallyState {
+    return { ints: this.ints.values(), texts: [...this.texts], duplicates: this.duplicates, small: this.small, big: this.big.toString() };
+  }
+
+  /** Adds the rows of a later part of the same file: its keys are counted again against this part's. */
+  merge(other: RowTallyState): void {
+    let duplicates = other.duplicates;
+    for (const v of other.ints) if (!this.ints.add(v)) duplicates++;
+    for (const t of other.texts) if (!addNew(this.texts, t)) duplicates++;
+    this.duplicates += duplicates;
+    this.big += BigInt(other.big) + BigInt(other.small);
   }
 
   result(): RowTallyResult {

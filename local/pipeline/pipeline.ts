@@ -194,7 +194,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       gateway: options.gateway,
       metrics: options.metrics,
     };
-    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics };
+    // Locally a second core is there while the parse runs: large files parse on two threads (csv-split.ts).
+    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics, splitParse: true };
 
     // What the parse step said about each raw key, collected as the messages are handled.
     const parsed = new Map<string, ParseResult>();
