@@ -109,19 +109,6 @@ export class CsvRecordReader {
     return this.prevEnd;
   }
 
-  /**
-   * Whether every byte fed so far belongs to records already handed out: not inside a quoted value, no
-   * value or record begun, nothing held back. Where a file can be cut into parts that parse alone
-   * (csv-to-parquet.ts, split files). Reads csv-parse's state (pinned version, checked like `api`).
-   */
-  atRecordBoundary(): boolean {
-    const state = (this.parser as unknown as { state?: { quoting?: boolean; record?: unknown[]; field?: { length: number }; previousBuf?: Buffer } }).state;
-    if (!state || typeof state.quoting !== 'boolean' || !Array.isArray(state.record) || !state.field) {
-      throw new Error('csv-parse no longer exposes its parser state: check csv-records.ts against the installed csv-parse');
-    }
-    return !state.quoting && state.record.length === 0 && state.field.length === 0 && !this.partial && (!state.previousBuf || state.previousBuf.length === 0);
-  }
-
   /** Feeds raw bytes. Records come out through onRecord, synchronously. */
   write(chunk: Buffer): void {
     this.process(chunk);

@@ -75,6 +75,8 @@ export interface Manifest {
   finishedAt: string;
   durationMs: number;
   encoder: 'worker' | 'inline';
+  /** Inline encoding only: the milliseconds of encodeMs spent writing each column's chunks (benchmarks). */
+  encodeMsByColumn?: Record<string, number>;
   /** When a second thread converted the file's second part: where it began, its rows, its own times. */
   split?: { atByte: number; rowsRead: number; parseMs: number; encodeMs: number };
   timings: {
@@ -313,9 +315,12 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
       await out.abort(error);
       throw Object.assign(error, { manifest: manifest(0, 0) });
     }
-    const { encodeMs, rowGroups } = await encoder!.finish();
+    const { encodeMs, rowGroups, columnMs } = await encoder!.finish();
     if (options.finishOutput !== false) await out.end();
-    return manifest(encodeMs, rowGroups);
+    return {
+      ...manifest(encodeMs, rowGroups),
+      ...(columnMs ? { encodeMsByColumn: Object.fromEntries(columns.map((c, i) => [c.name, Math.round(columnMs[i]!)])) } : {}),
+    };
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));
     await part?.stop();

@@ -36,7 +36,7 @@ export interface EncoderHandle {
   /** Resolves when the parser may go on; rejects with the encoder's or the sink's error. */
   ready(): Promise<void>;
   /** Writes the footer and resolves once every byte went to the sink (the sink is not ended). */
-  finish(): Promise<{ encodeMs: number; rowGroups: number }>;
+  finish(): Promise<{ encodeMs: number; rowGroups: number; columnMs?: number[] }>;
   /** Stops encoding; nothing more is written to the sink. */
   abort(): Promise<void>;
 }
@@ -95,7 +95,7 @@ class InlineEncoder implements EncoderHandle {
     await this.work;
     await this.encoder.finish();
     await this.work;
-    return { encodeMs: this.encoder.encodeMs, rowGroups: this.encoder.rowGroups };
+    return { encodeMs: this.encoder.encodeMs, rowGroups: this.encoder.rowGroups, columnMs: [...this.encoder.columnMs] };
   }
 
   async abort(): Promise<void> {
