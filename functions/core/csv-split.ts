@@ -31,7 +31,8 @@ export interface SplitInput {
 }
 
 export interface PartResult extends PartDone {
-  groups: Array<{ bytes: Uint8Array; group: RowGroup }>;
+  /** Each row group's bytes (its column chunks, in order) and metadata. */
+  groups: Array<{ bytes: Uint8Array[]; group: RowGroup }>;
   rejects: PartReject[];
 }
 
@@ -44,6 +45,8 @@ export class SplitPart {
   private resolveLimit!: (limit: number | undefined) => void;
   private readonly worker: Worker;
   private readonly groups: PartResult['groups'] = [];
+  /** The bytes of the group being received. */
+  private pending: Uint8Array[] = [];
   private readonly rejects: PartReject[] = [];
   private done: PartDone | undefined;
   private failure: Error | undefined;
@@ -68,8 +71,12 @@ export class SplitPart {
           this.inFlight--;
           this.notify();
           break;
+        case 'bytes':
+          this.pending.push(m.bytes);
+          break;
         case 'group':
-          this.groups.push({ bytes: m.bytes, group: m.group });
+          this.groups.push({ bytes: this.pending, group: m.group });
+          this.pending = [];
           break;
         case 'rejects':
           for (const r of m.rejects) this.rejects.push(r);

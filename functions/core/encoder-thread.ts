@@ -32,7 +32,7 @@ export interface EncoderHandle {
   /** Queues a batch; `endOfGroup` closes the current row group. Synchronous (called while parsing). */
   add(batch: RowBatch, endOfGroup: boolean): void;
   /** Appends a row group another thread encoded (a split file's second part; inline encoders only). */
-  appendRowGroup(bytes: Uint8Array, group: RowGroup): void;
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void;
   /** Resolves when the parser may go on; rejects with the encoder's or the sink's error. */
   ready(): Promise<void>;
   /** Writes the footer and resolves once every byte went to the sink (the sink is not ended). */
@@ -82,7 +82,7 @@ class InlineEncoder implements EncoderHandle {
     }
   }
 
-  appendRowGroup(bytes: Uint8Array, group: RowGroup): void {
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void {
     if (this.aborted) return;
     this.encoder.appendRowGroup(bytes, group).catch(() => {}); // failures surface through `work`
   }

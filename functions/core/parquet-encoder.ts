@@ -229,9 +229,9 @@ function writeColumnChunk(file: ByteWriter, column: ColumnDefinition, element: S
 /* ------------------------------------------------------------------ the file */
 
 /**
- * A hyparquet-writer Writer that hands its bytes out at every row-group boundary instead of keeping the
- * file in memory. RowGroupEncoder calls flush() after each row group and awaits it when it returns a
- * promise, which is how a slow sink (an S3 multipart upload) slows the encoder down.
+ * A hyparquet-writer Writer that hands its bytes out after each column chunk instead of keeping the file in
+ * memory. `deliver` is called in order; RowGroupEncoder awaits the promise of a row group's last delivery,
+ * which is how a slow sink (an S3 multipart upload) slows the encoder down.
  */
 export class ChunkedWriter extends ByteWriter {
   constructor(private readonly deliver: (bytes: Uint8Array) => void | Promise<void>) {
@@ -321,6 +321,8 @@ export class RowGroupEncoder {
       const chunk = writeColumnChunk(this.file, column, this.schema[c + 1]!, buffer.plan(), rows, this.pageSize);
       buffer.reset();
       this.columnMs[c]! += performance.now() - tc;
+      // Each chunk's bytes go out as it is written: the writer's buffer holds one column chunk, not a group.
+      if (c < this.columns.length - 1) void this.file.flush();
       return chunk;
     });
     this.rows = 0;
@@ -335,7 +337,7 @@ export class RowGroupEncoder {
    * Appends a row group another encoder wrote as a fragment (its bytes, its metadata with offsets from the
    * fragment's start), moving its offsets to where it lands in this file.
    */
-  appendRowGroup(bytes: Uint8Array, group: RowGroup): Promise<void> {
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): Promise<void> {
     // The group's bytes begin with its first column chunk.
     const base = BigInt(this.file.offset) - (group.columns[0]?.file_offset ?? 0n);
     for (const chunk of group.columns) {
@@ -344,7 +346,7 @@ export class RowGroupEncoder {
       meta.data_page_offset += base;
       if (meta.dictionary_page_offset !== undefined) meta.dictionary_page_offset += base;
     }
-    this.file.appendBytes(bytes);
+    for (const chunk of bytes) this.file.appendBytes(chunk);
     this.push(group);
     return Promise.resolve(this.file.flush());
   }

@@ -42,7 +42,9 @@ export interface PartDone {
 export type ToPartWorker = { t: 'bytes'; bytes: Uint8Array } | { t: 'end' };
 export type FromPartWorker =
   | { t: 'credit' }
-  | { t: 'group'; bytes: Uint8Array; group: RowGroup }
+  /** A row group's bytes, a column chunk at a time, then its metadata. */
+  | { t: 'bytes'; bytes: Uint8Array }
+  | { t: 'group'; group: RowGroup }
   | { t: 'rejects'; rejects: PartReject[] }
   | ({ t: 'done' } & PartDone)
   | { t: 'error'; message: string; code?: string };
@@ -54,8 +56,7 @@ const post = (m: FromPartWorker) => port.postMessage(m);
 const { report, rowGroupRows, rowGroupBytes } = workerData as PartWorkerData;
 const builder = new RowBatchBuilder(report.columns);
 const tally = RowTally.for(report);
-// Each group's bytes are delivered by writeRowGroup(), right after its metadata is recorded.
-const encoder: RowGroupEncoder = new RowGroupEncoder({ columns: report.columns }, (bytes) => post({ t: 'group', bytes, group: encoder.groups.at(-1)! }), { fragment: true });
+const encoder = new RowGroupEncoder({ columns: report.columns }, (bytes) => post({ t: 'bytes', bytes }), { fragment: true });
 let rejects: PartReject[] = [];
 const loop = new RowLoop(
   report.columns,
@@ -64,7 +65,9 @@ const loop = new RowLoop(
   { rows: rowGroupRows, bytes: rowGroupBytes },
   (endOfGroup) => {
     encoder.add(builder.take(true));
-    if (endOfGroup) void encoder.writeRowGroup();
+    if (!endOfGroup) return;
+    void encoder.writeRowGroup();
+    post({ t: 'group', group: encoder.groups.at(-1)! });
   },
   (line, column, reason, record) => {
     rejects.push({ line, column, reason, record });
