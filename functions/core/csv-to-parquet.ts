@@ -94,8 +94,8 @@ export interface Manifest {
  * comes first (docs/parquet.md says why). Per-group overhead (footer entries, statistics, a seek and a
  * range request per column chunk for every query) is paid per group, and Trino and parquet-java default
  * to 128 MB groups, so groups should be large; the byte bound keeps rows of huge fields from piling up.
- * Memory stays bounded because the encoder holds a group as compact batches and builds one column's
- * values at a time (parquet-encoder.ts), and the parser runs at most one group ahead (encoder-thread.ts).
+ * Memory stays bounded because the encoder holds a group in typed column buffers, reused from group to
+ * group (column-buffers.ts), and the parser runs at most one group ahead (encoder-thread.ts).
  */
 export const DEFAULT_ROW_GROUP_ROWS = 128 * 1024;
 export const DEFAULT_ROW_GROUP_BYTES = 64 * 1024 * 1024;

@@ -10,12 +10,12 @@ import { scriptBeside, startWorkerScript } from './worker-script.js';
 /**
  * Where Parquet encoding runs.
  *
- * - 'worker': a worker_threads worker encodes while this thread parses and types the CSV. On the
- *   benchmark (2 cores) parsing and encoding take about the same time, so this nearly halves the wall
- *   time. Batches cross as typed arrays and one string per column (no per-value copies), copied by
- *   structured clone rather than transferred (see row-group-buffer.ts).
- * - 'inline': encoding runs on this thread between input chunks. No second thread, no second heap
- *   (~15 MB less memory), slower by the encoding time. Right for 1 vCPU (Lambda below 1,769 MB).
+ * - 'worker': a worker_threads worker encodes while this thread parses and types the CSV. Since issue 21
+ *   encoding is ~10% of the converter's CPU, so this saves that much wall time on two free cores, for a
+ *   second isolate (~45 MB more, and its own compilation of the encoder). Batches cross as typed arrays
+ *   (no per-value copies), copied by structured clone rather than transferred (see row-group-buffer.ts).
+ * - 'inline': a closed row group is encoded on this thread at once. No second thread, no second heap.
+ *   What the parse function runs (lib/parse.ts: 2,048 MB has 1.16 vCPUs).
  * - 'auto' (default): the worker when there are two or more CPUs and the worker script can be found;
  *   inline otherwise. Under tsx (development, tests) the script is parquet-worker.ts beside this file;
  *   in a bundle, `parquet-worker.js` (or .mjs) must sit beside the bundle, i.e. be bundled as a second

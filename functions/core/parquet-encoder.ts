@@ -18,9 +18,10 @@ import { parquetSchema } from './table-schema.js';
  * INT64 values stay 32-bit word pairs, strings stay ranges of one UTF-8 buffer per chunk, a dictionary is
  * merged from the batches' own small dictionaries, and statistics are taken over the dictionary's
  * entries rather than every row where there is one. hyparquet-writer still writes the file around the
- * chunks (the PAR1 magic, the Thrift page headers and the footer) and compresses the pages (Snappy). docs/benchmarks.md has the profile this layout came from; the file
- * layout itself is docs/parquet.md's, unchanged: DATA_PAGE v1, RLE definition levels, SNAPPY, dictionary
- * or PLAIN strings, DELTA_BINARY_PACKED ids and timestamps, statistics on every chunk.
+ * chunks (the PAR1 magic, the Thrift page headers and the footer) and compresses the pages (Snappy).
+ * docs/benchmarks.md has the profile this came from; the file layout is docs/parquet.md's, unchanged:
+ * DATA_PAGE v1, RLE definition levels, SNAPPY, dictionary or PLAIN strings, DELTA_BINARY_PACKED ids and
+ * timestamps, statistics on every chunk.
  */
 
 export interface EncoderSettings {

@@ -31,7 +31,7 @@ import {
  * - A string column with few distinct values (currency, type, merchant) crosses as a small dictionary
  *   and an Int32Array of codes instead: no joining, no copying, and the encoder gets the same few
  *   string objects back, which it dictionary-encodes at the cost of a Map lookup. A column that shows
- *   more than DICT_LIMIT distinct values in a batch turns into joined text for the rest of the run.
+ *   more than DICT_LIMIT distinct values in a batch turns into UTF-8 text for the rest of the run.
  * - Batches are small (BATCH_ROWS, or ~1 MiB of text), so memory on this side stays flat whatever the
  *   row-group size.
  * - Batches cross to the worker by copy (structured clone, a memcpy per array), never by transfer.
