@@ -275,7 +275,13 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
     let emptyLines = reader.emptyLines;
     if (second) {
       // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
-      if (!doomed) for (const { bytes, group } of second.groups) encoder!.appendRowGroup(bytes, group);
+      // One group at a time, each let go once the sink took it: they are the worker's whole part.
+      const groups = second.groups.splice(0);
+      for (let g = 0; g < groups.length && !doomed; g++) {
+        encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);
+        groups[g] = undefined!;
+        await encoder!.ready();
+      }
       const lines = reader.linesRead;
       for (const r of second.rejects) reject(r.line + lines, r.column, r.reason, r.record);
       if (second.tally) tally?.merge(second.tally);

@@ -251,6 +251,13 @@ export class ChunkedWriter extends ByteWriter {
     return this.deliver(this.take());
   }
 
+  /** Delivers bytes written elsewhere as the file's next bytes, as they are (no copy): pending bytes go first. */
+  passThrough(bytes: Uint8Array): void | Promise<void> {
+    void this.flush();
+    this.offset += bytes.length;
+    return this.deliver(bytes);
+  }
+
   override finish(): void | Promise<void> {
     return this.flush();
   }
@@ -347,9 +354,10 @@ export class RowGroupEncoder {
       meta.data_page_offset += base;
       if (meta.dictionary_page_offset !== undefined) meta.dictionary_page_offset += base;
     }
-    for (const chunk of bytes) this.file.appendBytes(chunk);
+    let delivered: void | Promise<void> = undefined;
+    for (const chunk of bytes) delivered = this.file.passThrough(chunk);
     this.push(group);
-    return Promise.resolve(this.file.flush());
+    return Promise.resolve(delivered);
   }
 
   private push(group: RowGroup): void {
