@@ -275,7 +275,9 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
     let emptyLines = reader.emptyLines;
     if (second) {
       // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
-      // One group at a time, each let go once the sink took it: they are the worker's whole part.
+      // One group at a time, each let go once the sink took it: they are the worker's whole part. This
+      // thread's column buffers are not needed any more.
+      encoder?.releaseBuffers();
       const groups = second.groups.splice(0);
       for (let g = 0; g < groups.length && !doomed; g++) {
         encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);

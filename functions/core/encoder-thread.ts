@@ -33,6 +33,8 @@ export interface EncoderHandle {
   add(batch: RowBatch, endOfGroup: boolean): void;
   /** Appends a row group another thread encoded (a split file's second part; inline encoders only). */
   appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void;
+  /** No more batches will come: the memory they were gathered in can go (inline encoders). */
+  releaseBuffers(): void;
   /** Resolves when the parser may go on; rejects with the encoder's or the sink's error. */
   ready(): Promise<void>;
   /** Writes the footer and resolves once every byte went to the sink (the sink is not ended). */
@@ -80,6 +82,10 @@ class InlineEncoder implements EncoderHandle {
       this.work = Promise.reject(e instanceof Error ? e : new Error(String(e)));
       this.work.catch(() => {});
     }
+  }
+
+  releaseBuffers(): void {
+    this.encoder.releaseBuffers();
   }
 
   appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void {
@@ -160,6 +166,8 @@ class WorkerEncoder implements EncoderHandle {
   appendRowGroup(): void {
     throw new Error('row groups of another thread are appended by an inline encoder only');
   }
+
+  releaseBuffers(): void {}
 
   async ready(): Promise<void> {
     while (!this.failure && this.inFlight > 1) await new Promise<void>((resolve) => (this.wake = resolve));

@@ -275,7 +275,7 @@ export class RowGroupEncoder {
   private readonly writer: ParquetWriter | undefined;
   private readonly file: ChunkedWriter;
   private readonly columns: ColumnDefinition[];
-  private readonly buffers: ColumnBuffer[];
+  private buffers: ColumnBuffer[];
   private readonly pageSize: number;
   private readonly schema: SchemaElement[];
   private rows = 0;
@@ -292,9 +292,7 @@ export class RowGroupEncoder {
     this.pageSize = settings.pageSize ?? DEFAULT_PAGE_SIZE;
     this.schema = parquetSchema(settings.columns);
     this.columnMs = new Float64Array(settings.columns.length);
-    this.buffers = this.columns.map((c) =>
-      c.kind === 'string' ? new StringBuffer(c.nullable) : c.kind === 'date' ? new Int32Buffer(c.nullable) : new Int64Buffer(c.nullable, !usesDelta(c)),
-    );
+    this.buffers = this.newBuffers();
     this.file = new ChunkedWriter(deliver);
     if (options.fragment) {
       this.groups = [];
@@ -304,6 +302,20 @@ export class RowGroupEncoder {
     // The row groups are written here (writeRowGroup); ParquetWriter writes the magic and the footer.
     this.writer = new ParquetWriter({ writer: this.file, schema: this.schema, codec: 'SNAPPY', createdBy: createdBy(), statisticsTruncateLength: STATS_BYTES });
     this.groups = this.writer.row_groups;
+  }
+
+  private newBuffers(): ColumnBuffer[] {
+    return this.columns.map((c) =>
+      c.kind === 'string' ? new StringBuffer(c.nullable) : c.kind === 'date' ? new Int32Buffer(c.nullable) : new Int64Buffer(c.nullable, !usesDelta(c)),
+    );
+  }
+
+  /**
+   * Lets the column buffers go (they grew to a row group's size): no more groups are coming from this
+   * thread, only groups another thread wrote (appendRowGroup). New, small buffers take their place.
+   */
+  releaseBuffers(): void {
+    if (this.rows === 0) this.buffers = this.newBuffers();
   }
 
   /** Appends a batch to the current row group (its arrays are copied: they may be reused after this returns). */
