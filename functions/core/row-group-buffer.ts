@@ -89,6 +89,9 @@ const EMPTY_I64 = new BigInt64Array(0);
 const EMPTY_I32 = new Int32Array(0);
 const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
+const EMPTY_I16 = new Int16Array(0);
+/** Slots of a batch dictionary's table: twice DICT_LIMIT, so probes stay short. */
+const DICT_MASK = 511;
 
 export class RowBatchBuilder {
   /** Rows in the current batch. */
@@ -119,7 +122,8 @@ export class RowBatchBuilder {
   private utf8Used: Int32Array;
   /** Per string column: still sent as a dictionary? (1) Each batch's dictionary, value -> code. */
   private dictMode: Uint8Array;
-  private dicts: Array<Map<string, number>> = [];
+  /** Per string column: the batch's dictionary as an open-addressing table of codes (-1: empty). */
+  private dictSlots: Int16Array[] = [];
   private dictValues: string[][] = [];
   private lengths: Int32Array[] = [];
   private i64: BigInt64Array[] = [];
@@ -235,13 +239,11 @@ export class RowBatchBuilder {
       }
       bytes += text.length + 4;
       if (this.dictMode[c] === 1) {
-        const dict = this.dicts[c]!;
-        let code = dict.get(text);
-        if (code === undefined) {
-          code = dict.size;
+        let code = this.dictCode(c, text);
+        if (code < 0) {
+          code = this.dictValues[c]!.length;
           if (code < DICT_LIMIT) {
-            dict.set(text, code);
-            this.dictValues[c]!.push(text);
+            this.dictInsert(c, text, code);
           } else {
             this.toText(c, row);
           }
@@ -259,6 +261,32 @@ export class RowBatchBuilder {
     return bytes;
   }
 
+  /**
+   * The batch's code of a value of dictionary column c, or -1. An open-addressing table of codes hashed on the
+   * length and three characters, each candidate compared with ===: a Map would hash every character of every
+   * value (csv-parse's strings are new, their hash not yet computed) before comparing the same characters.
+   */
+  private dictCode(c: number, text: string): number {
+    const slots = this.dictSlots[c]!;
+    const values = this.dictValues[c]!;
+    const n = text.length;
+    let h = (Math.imul(n, 0x9e3779b1) ^ Math.imul(text.charCodeAt(0), 0x85ebca6b) ^ Math.imul(text.charCodeAt(n - 1), 0xc2b2ae35) ^ text.charCodeAt(n >> 1)) & DICT_MASK;
+    for (;;) {
+      const code = slots[h]!;
+      if (code < 0 || values[code] === text) return code;
+      h = (h + 1) & DICT_MASK;
+    }
+  }
+
+  private dictInsert(c: number, text: string, code: number): void {
+    const slots = this.dictSlots[c]!;
+    const n = text.length;
+    let h = (Math.imul(n, 0x9e3779b1) ^ Math.imul(text.charCodeAt(0), 0x85ebca6b) ^ Math.imul(text.charCodeAt(n - 1), 0xc2b2ae35) ^ text.charCodeAt(n >> 1)) & DICT_MASK;
+    while (slots[h]! >= 0) h = (h + 1) & DICT_MASK;
+    slots[h] = code;
+    this.dictValues[c]!.push(text);
+  }
+
   /** A column with too many distinct values: rewrite this batch's codes as text and send text from now on. */
   private toText(c: number, row: number): void {
     this.dictMode[c] = 0;
@@ -271,7 +299,7 @@ export class RowBatchBuilder {
       lengths[r] = size;
       this.text += size;
     }
-    this.dicts[c]!.clear();
+    this.dictSlots[c]!.fill(-1);
     this.dictValues[c] = [];
   }
 
@@ -333,7 +361,7 @@ export class RowBatchBuilder {
     this.text = 0;
     for (const c of this.stringCols) {
       this.utf8Used[c] = 0;
-      this.dicts[c]!.clear();
+      this.dictSlots[c]!.fill(-1);
       this.dictValues[c] = [];
     }
     return { rows, columns };
@@ -345,7 +373,7 @@ export class RowBatchBuilder {
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
       this.utf8.push(kind === STRING ? new Uint8Array(1 << 16) : EMPTY_U8);
-      this.dicts.push(new Map());
+      this.dictSlots.push(kind === STRING ? new Int16Array(DICT_MASK + 1).fill(-1) : EMPTY_I16);
       this.dictValues.push([]);
       this.lengths.push(kind === STRING ? new Int32Array(cap) : EMPTY_I32);
       const i64 = kind === BIGINT || kind === DECIMAL || kind === TIMESTAMP ? new BigInt64Array(cap) : EMPTY_I64;
