@@ -55,6 +55,11 @@ export const SPLIT_MIN_BYTES = 16 * 1024 * 1024;
  * and uploads the Parquet, but the worker starts later (its isolate, its own compilation of the parser).
  */
 const SPLIT_AT = 0.5;
+/**
+ * The worker's part is at most this much CSV: its Parquet waits in memory until this thread's part is
+ * written (~20% of it, so ~20 MB at most). A larger file gets the gain of splitting only for this much of it.
+ */
+const SPLIT_MAX_TAIL_BYTES = 96 * 1024 * 1024;
 
 /** The object an S3 event names. */
 export interface RawObjectRef {
@@ -266,7 +271,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     const split =
       deps.splitParse && size !== undefined && size >= SPLIT_MIN_BYTES
         ? {
-            at: Math.floor(size * SPLIT_AT),
+            at: Math.max(Math.floor(size * SPLIT_AT), size - SPLIT_MAX_TAIL_BYTES),
             tail: async (from: number) =>
               (await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: opened.versionId ?? object.versionId, from, ...(opened.etag ? { ifMatch: opened.etag } : {}) })).body,
           }
