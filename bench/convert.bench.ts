@@ -21,7 +21,8 @@ import { stagesOf } from './profile-stages.js';
  *  - the same without the data checks (no keys), to show what the tally costs;
  *  - our converter with the encoder on a worker thread (the parse function at >= 3,538 MB);
  *  - DuckDB's CSV-to-Parquet on one thread: the reference engine;
- *  - our converter inline on 4,000,000 rows (the file streamed four times): memory must not grow.
+ *  - our converter inline on 4,000,000 rows (the file streamed four times), without data checks: its
+ *    memory must not grow (the key tally's does, with the number of distinct keys).
  * CPU time is process.cpuUsage() (all threads: V8's compiler and GC helpers included) and the main
  * thread's from /proc; it moves far less with the machine's load than wall time does, and each figure is
  * the lowest of BENCH_RUNS runs (noise only ever adds). The file's layout is read back from its own footer
@@ -164,7 +165,10 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   for (let i = 0; i < runs; i++) {
     for (const m of measurements) best.set(m.name, keepBest(best.get(m.name), await runChild(m.script, m.args)));
   }
-  const big = options.with4m === false ? undefined : keepBest(undefined, await runChild('convert.mjs', [csv1m, out4m, '4', 'inline', 'sample']));
+  // Without the data checks: the key tally holds every distinct key by design (8 bytes a rising id, 16 in its
+  // hash table), and the 4M run repeats the 1M file's ids, which turns its rising array into the hash table.
+  // What must not grow with the input is the converter itself, compared with the same 1M measurement.
+  const big = options.with4m === false ? undefined : keepBest(undefined, await runChild('convert.mjs', [csv1m, out4m, '4', 'inline', 'none']));
   rmSync(out4m, { force: true });
   rmSync(outOther, { force: true });
   const loadAfter = loadavg();
@@ -178,7 +182,7 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   }
   if (big && big.rows !== 4_000_000) throw new Error(`the 4M run wrote ${big.rows} rows`);
 
-  const rows: Array<[string, Best]> = [...best, ...(big ? ([['converter inline, 4M rows', big]] as Array<[string, Best]>) : [])];
+  const rows: Array<[string, Best]> = [...best, ...(big ? ([['inline, no checks, 4M rows', big]] as Array<[string, Best]>) : [])];
   console.log('');
   console.log(`${pad('measurement', 28)}${pad('wall s', 8)}${pad('main CPU s', 12)}${pad('all CPU s', 11)}${pad('CPU/floor', 11)}${pad('peak RSS MB', 13)}output MiB`);
   for (const [name, r] of rows) {
@@ -218,7 +222,7 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
     [`inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x the csv-parse floor's, same run`, cpuVsFloor <= TARGETS.cpuVsFloor, `${num(cpuVsFloor)}x`],
     [`peak RSS <= ${TARGETS.rssMb} MB at 1M rows (inline)`, ours.maxRssMb <= TARGETS.rssMb, `${ours.maxRssMb} MB`],
     ...(big
-      ? ([[`peak RSS at 4M rows < ${TARGETS.rssGrowth * 100}% above 1M`, big.maxRssMb < ours.maxRssMb * (1 + TARGETS.rssGrowth), `${big.maxRssMb} MB (${num((big.maxRssMb / ours.maxRssMb - 1) * 100, 1)}%)`]] as Array<[string, boolean, string]>)
+      ? ([[`peak RSS at 4M rows < ${TARGETS.rssGrowth * 100}% above 1M (no data checks: the key set grows with the keys)`, big.maxRssMb < noChecks.maxRssMb * (1 + TARGETS.rssGrowth), `${big.maxRssMb} MB against ${noChecks.maxRssMb} MB (${num((big.maxRssMb / noChecks.maxRssMb - 1) * 100, 1)}%)`]] as Array<[string, boolean, string]>)
       : []),
     [`Parquet <= ${TARGETS.parquetShare * 100}% of the CSV`, share <= TARGETS.parquetShare, `${num(share * 100, 1)}%`],
   ];
