@@ -11,7 +11,7 @@ import { fetchFromSimulator, startReplayGateway, type ReplayGateway } from './ch
 import type { ChildResult } from './children/measure.js';
 
 /**
- * The chain benchmark (issue 13): a 1,000,000-row report through `npm start`'s whole chain (gateway,
+ * The chain benchmark (issues 13 and 21): a 1,000,000-row report through `npm start`'s whole chain (gateway,
  * fetch, the embedded lake, parse, Parquet, saved queries), against DuckDB converting the same bytes on
  * one thread, in the same run.
  *
@@ -40,7 +40,7 @@ const NEXT_DAY = '2025-11-21';
 /** The buckets `reports run` uses (its environment is "local"). */
 const CURATED_BUCKET = bucketNames('local').curated;
 
-export const CHAIN_TARGETS = { vsDuckDb: 8, rssMb: 300, fetchMbPerS: 150 };
+export const CHAIN_TARGETS = { vsDuckDb: 5, rssMb: 300, fetchMbPerS: 150 };
 
 const hasTime = existsSync('/usr/bin/time');
 
@@ -303,19 +303,30 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
   console.log('');
   console.log(`the run's own summary: ${chain.done}`);
   console.log(`every row exact: the chain's Parquet and DuckDB's hold the same ${rows.toLocaleString('en-US')} rows (EXCEPT ALL both ways, every column)`);
-  if (chain.conversion) console.log(`converter: ${chain.conversion.rowGroups} row groups, encoder ${chain.conversion.encoder}, timings ${JSON.stringify(chain.conversion.timings)}`);
+  if (chain.conversion) {
+    const split = chain.conversion.split;
+    console.log(
+      `converter: ${chain.conversion.rowGroups} row groups, encoder ${chain.conversion.encoder}, timings ${JSON.stringify(chain.conversion.timings)}` +
+        (split ? `; second part on a worker from byte ${split.atByte}: ${split.rowsRead} rows, parse ${split.parseMs} ms, encode ${split.encodeMs} ms` : '; one parsing thread'),
+    );
+  }
   const withoutQueries = chain.wallMs - chain.queriesMs;
   const vsDuck = chain.wallMs / duck.wallMs;
-  console.log(`whole run / DuckDB: ${num(vsDuck)}x; without the saved queries: ${num(withoutQueries / duck.wallMs)}x`);
+  const cpuVsDuck = total.cpuMs / duck.cpuMs;
+  console.log(`whole run / DuckDB: ${num(vsDuck)}x wall (${num(withoutQueries / duck.wallMs)}x without the saved queries), ${num(cpuVsDuck)}x CPU (all threads)`);
   // On a shared machine wall time stretches with the load; CPU time much less so. The fetch's CPU says how
   // fast it would go with a core to itself per busy thread (the lake's server runs on its own thread).
   const fetchCpuBound = Math.max(st.fetch.mainCpuMs, st.fetch.cpuMs - st.fetch.mainCpuMs);
   if (fetchCpuBound > 0) console.log(`fetch-and-store if no thread waited for a core: ~${mbps(fetchCpuBound)} MiB/s (the busier thread's CPU time)`);
   console.log(`load average after: ${loadavg().map((l) => num(l)).join(' ')}`);
+  console.log(
+    'trustworthy under load: the CPU columns, the CPU ratio and peak RSS. The wall ratio needs both cores free: ' +
+      'DuckDB runs on one, the chain on two (the parse splits large files over both), so other work on the machine stretches the chain more than DuckDB; read it when the load average stayed below ~1.',
+  );
 
   const fetchMbps = bytes / MiB / (chain.fetchMs / 1000);
   const checks: Array<[string, boolean, string]> = [
-    [`whole run <= ${CHAIN_TARGETS.vsDuckDb}x DuckDB`, vsDuck <= CHAIN_TARGETS.vsDuckDb, `${num(vsDuck)}x`],
+    [`whole run <= ${CHAIN_TARGETS.vsDuckDb}x DuckDB's wall time`, vsDuck <= CHAIN_TARGETS.vsDuckDb, `${num(vsDuck)}x (CPU: ${num(cpuVsDuck)}x)`],
     [`peak RSS <= ${CHAIN_TARGETS.rssMb} MB`, peakRss <= CHAIN_TARGETS.rssMb, `${peakRss} MB`],
     [`fetch-and-store >= ${CHAIN_TARGETS.fetchMbPerS} MB/s on loopback (counted in MiB/s, the stricter)`, fetchMbps >= CHAIN_TARGETS.fetchMbPerS, `${num(fetchMbps, 1)} MiB/s`],
   ];

@@ -5,8 +5,9 @@ import { runConvertBench } from './convert.bench.js';
 /**
  * `npm run bench [-- convert|bundles|chain]`: every benchmark by default (converter, bundles, chain); a name runs that one alone.
  * Environment:
- *   BENCH_RUNS=n        runs of each converter measurement (best wall time kept; default 3)
+ *   BENCH_RUNS=n        runs of each converter measurement, alternated (lowest times kept; default 3)
  *   BENCH_4M=0          skip the converter's 4M-row memory run
+ *   BENCH_PROFILE=1     also profile the floor and the inline converter (--cpu-prof) and print the main thread's time by stage
  *   BENCH_LOAD_RUNS=n   cold node processes per bundle load time (median kept; default 7)
  *   BENCH_CHAIN_RUNS=n  chain runs, each beside a DuckDB run (best wall time kept; default BENCH_RUNS, else 2)
  *   BENCH_CHAIN_ROWS=n  rows of the chain's report (default 1,000,000); see chain.bench.ts for more
@@ -22,7 +23,7 @@ const positive = (value: string | undefined, fallback: number) => (Number(value)
 
 let allPass = true;
 if (only === undefined || only === 'convert') {
-  allPass = (await runConvertBench({ runs: positive(process.env.BENCH_RUNS, 3), with4m: process.env.BENCH_4M !== '0' })) && allPass;
+  allPass = (await runConvertBench({ runs: positive(process.env.BENCH_RUNS, 3), with4m: process.env.BENCH_4M !== '0', profile: process.env.BENCH_PROFILE === '1' })) && allPass;
 }
 if (only === undefined || only === 'bundles') {
   allPass = (await runBundlesBench({ loadRuns: positive(process.env.BENCH_LOAD_RUNS, 7) })) && allPass;

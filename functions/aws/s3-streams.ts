@@ -149,10 +149,20 @@ export async function openObjectStream(input: {
   bucket: string;
   key: string;
   versionId?: string;
+  /** Read from this byte offset to the end (HTTP Range `bytes=from-`). */
+  from?: number;
+  /** Only if the object still has this ETag (a second read of the same object). */
+  ifMatch?: string;
 }): Promise<OpenedObject> {
   try {
     const out = await input.client.send(
-      new GetObjectCommand({ Bucket: input.bucket, Key: input.key, VersionId: input.versionId }),
+      new GetObjectCommand({
+        Bucket: input.bucket,
+        Key: input.key,
+        VersionId: input.versionId,
+        ...(input.from !== undefined ? { Range: `bytes=${input.from}-` } : {}),
+        ...(input.ifMatch !== undefined ? { IfMatch: `"${input.ifMatch}"` } : {}),
+      }),
     );
     const body = out.Body;
     if (!body) throw new ObjectNotFound(input.bucket, input.key, input.versionId);

@@ -76,7 +76,10 @@ export class CsvRecordReader {
     delimiter: string,
     encoding: string,
     onRecord: (record: string[], line: number) => void,
+    /** The bytes start inside the file (a later part of a split file): no BOM to look for. */
+    midFile = false,
   ) {
+    this.atStart = !midFile;
     this.parser = new Parser(csvParseOptions(delimiter));
     const core = (this.parser as unknown as { api?: CsvParseCore }).api;
     if (!core || typeof core.parse !== 'function') {
@@ -99,6 +102,11 @@ export class CsvRecordReader {
       this.prevEnd = end;
       onRecord(record, end - breaks);
     };
+  }
+
+  /** Physical lines read so far, up to the end of the last record (or of blank lines skipped after it). */
+  get linesRead(): number {
+    return this.prevEnd;
   }
 
   /** Feeds raw bytes. Records come out through onRecord, synchronously. */

@@ -6,7 +6,9 @@ import { ConfigurationError, SchemaDrift, TooManyRejectedRows } from './errors.j
 import { RejectWriter } from './reject-writer.js';
 import type { ReportDefinition } from './report-definition.js';
 import { RowBatchBuilder } from './row-group-buffer.js';
+import { RowLoop } from './row-loop.js';
 import { RowTally, type RowTallyResult } from './row-tally.js';
+import { SplitPart, type PartResult, type SplitInput } from './csv-split.js';
 
 /**
  * A report's CSV to one Parquet file (DESIGN.md "parse Lambda"), streaming end to end:
@@ -39,6 +41,12 @@ export interface ConvertOptions {
   /** The worker script, when it is not parquet-worker.js beside this module (bundles). */
   workerUrl?: URL;
   /**
+   * Parse the file on two threads (local runs): the input is this thread's read of the whole file, `split`
+   * a second read from near its middle, whose part a worker converts (csv-split.ts). Ignored where it cannot
+   * be done (one CPU, not UTF-8, no worker script).
+   */
+  split?: SplitInput;
+  /**
    * End (commit) the output after the last byte on success (default true). False leaves committing to
    * the caller, e.g. MultipartSink.finish() after the manifest is stored; failures still abort it.
    */
@@ -67,6 +75,10 @@ export interface Manifest {
   finishedAt: string;
   durationMs: number;
   encoder: 'worker' | 'inline';
+  /** Inline encoding only: the milliseconds of encodeMs spent writing each column's chunks (benchmarks). */
+  encodeMsByColumn?: Record<string, number>;
+  /** When a second thread converted the file's second part: where it began, its rows, its own times. */
+  split?: { atByte: number; rowsRead: number; parseMs: number; encodeMs: number };
   timings: {
     /** Decoding, parsing and typing on the calling thread. */
     parseMs: number;
@@ -82,11 +94,18 @@ export interface Manifest {
  * comes first (docs/parquet.md says why). Per-group overhead (footer entries, statistics, a seek and a
  * range request per column chunk for every query) is paid per group, and Trino and parquet-java default
  * to 128 MB groups, so groups should be large; the byte bound keeps rows of huge fields from piling up.
- * Memory stays bounded because the encoder holds a group as compact batches and builds one column's
- * values at a time (parquet-encoder.ts), and the parser runs at most one group ahead (encoder-thread.ts).
+ * Memory stays bounded because the encoder holds a group in typed column buffers, reused from group to
+ * group (column-buffers.ts), and the parser runs at most one group ahead (encoder-thread.ts).
  */
 export const DEFAULT_ROW_GROUP_ROWS = 128 * 1024;
 export const DEFAULT_ROW_GROUP_BYTES = 64 * 1024 * 1024;
+
+/** The number of `"` bytes (a JS loop: ~0.5 ns a byte, where indexOf would be a native call per quote). */
+function countQuotes(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 34) n++;
+  return n;
+}
 
 /** The manifest of a run that threw TooManyRejectedRows, so the caller can still store it. */
 export function manifestOf(error: unknown): Manifest | undefined {
@@ -128,31 +147,33 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   const builder = new RowBatchBuilder(columns);
   // Undefined unless the definition declares keys or a sum column: then the row loop pays one test per row.
   const tally = RowTally.for(report);
+  // A second thread for the file's second part, when asked for and possible (csv-split.ts).
+  let part = options.split ? SplitPart.start(report, { rowGroupRows, rowGroupBytes }, options.split) : undefined;
+  // Where this thread's part will end, as soon as the worker found it (before this thread gets there).
+  let partEnd: number | undefined;
+  void part?.limit.then((l) => (partEnd = l));
 
   let encoder: ReturnType<typeof startEncoder> | undefined;
   let headerSeen = false;
-  let rowsRead = 0;
-  let rowsWritten = 0;
-  let rowsRejected = 0;
-  let groupRows = 0;
-  let groupBytes = 0;
   let bytesIn = 0;
   let parseMs = 0;
   // With no rejects allowed, the first one decides the run: stop encoding, keep reading to count them all.
   let doomed = false;
+  // The split: where this thread's part ends once known, how far it has been fed, where the open group began.
+  let limit: number | undefined;
+  let fed = 0;
+  let groupStart = 0;
+  let partDone = false;
 
   const ship = (endOfGroup: boolean) => {
-    // A worker gets a copy at once (postMessage), so the batch may be views of the builder's buffers.
-    const batch = builder.take(encoder?.mode === 'worker');
+    // The batch is copied at once (into the inline encoder's column buffers, or by postMessage to the
+    // worker), so it may be views of the builder's buffers.
+    const batch = builder.take(true);
     if (!doomed) encoder?.add(batch, endOfGroup);
-    if (endOfGroup) {
-      groupRows = 0;
-      groupBytes = 0;
-    }
+    if (endOfGroup) groupStart = fed;
   };
 
   const reject = (line: number, column: string, reason: string, record: string[]) => {
-    rowsRejected++;
     rejects.add(line, column, reason, record);
     if (maxShare === 0 && !doomed) {
       doomed = true;
@@ -162,48 +183,115 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
     }
   };
 
+  // In a split file this thread's last row group stays open past its row bound when what is left of the
+  // part would not fill another: the groups before the second part's stay at least rowGroupRows long.
+  const holdGroup = () => part !== undefined && partEnd !== undefined && !partDone && partEnd - fed < fed - groupStart;
+  const loop = new RowLoop(columns, builder, tally, { rows: rowGroupRows, bytes: rowGroupBytes }, ship, reject, holdGroup);
+
   const onRecord = (record: string[], line: number) => {
     if (!headerSeen) {
       checkHeader(report, record);
       headerSeen = true;
-      encoder = startEncoder({ columns }, out, options.encoder, options.workerUrl);
+      // Two parsing threads already use both cores: each encodes its own part.
+      encoder = startEncoder({ columns }, out, part ? 'inline' : options.encoder, options.workerUrl);
       return;
     }
-    rowsRead++;
-    if (record.length !== columns.length) {
-      reject(line, '', `has ${record.length} field(s), the header has ${columns.length}`, record);
-      return;
-    }
-    const typed = builder.add(record);
-    if (typeof typed !== 'number') {
-      reject(line, headers[typed.column]!, typed.reason, record);
-      return;
-    }
-    rowsWritten++;
-    if (tally) tally.add(record);
-    groupRows++;
-    groupBytes += typed;
-    if (groupRows >= rowGroupRows || groupBytes >= rowGroupBytes) ship(true);
-    else if (builder.full) ship(false);
+    loop.record(record, line);
   };
 
   const reader = new CsvRecordReader(report.id, report.delimiter, report.encoding, onRecord);
+  // Quote characters fed so far, while a split is pending: the cut is a record boundary when their number is
+  // even (outside quotes). csv-parse cannot say so itself at the cut: it holds back the last bytes of a
+  // chunk (`"\r\n`) until it sees the next one, and the next byte is the second part's.
+  let quotes = 0;
+  const parse = (bytes: Buffer) => {
+    const t = performance.now();
+    fed += bytes.length;
+    if (part) quotes += countQuotes(bytes);
+    reader.write(bytes);
+    parseMs += performance.now() - t;
+  };
+  /** Drops the second part: this thread parses the whole file, as without a split. */
+  const parseAlone = async () => {
+    const dropped = part;
+    part = undefined;
+    limit = undefined;
+    await dropped?.stop();
+  };
   let rejectsClosed = false;
   try {
     for await (const chunk of options.input) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const chunkStart = bytesIn;
       bytesIn += bytes.length;
-      const t = performance.now();
-      reader.write(bytes);
-      parseMs += performance.now() - t;
+      // Past the cut, the rest of the input is the worker's: it is only read through (the caller hashes it).
+      if (partDone) continue;
+      if (part && limit === undefined && bytesIn > part.at) {
+        limit = await part.limit;
+        if (limit === undefined) await parseAlone();
+      }
+      if (part && limit !== undefined && bytesIn >= limit) {
+        const cut = limit - chunkStart;
+        parse(bytes.subarray(0, cut));
+        if (quotes % 2 === 0 && headerSeen) {
+          partDone = true;
+        } else {
+          // The cut fell inside a quoted value (or the header was all there was): parse on through.
+          await parseAlone();
+          parse(bytes.subarray(cut));
+        }
+      } else {
+        parse(bytes);
+      }
       await encoder?.ready();
       await rejects.drain();
+    }
+    let second: PartResult | undefined;
+    if (part && partDone) {
+      second = await part.result();
+      if (!second) {
+        // The worker failed (malformed bytes in its part, most likely): parse its part here, so the run fails
+        // or succeeds exactly as it would have on one thread.
+        const from = limit!;
+        await parseAlone();
+        for await (const chunk of await options.split!.tail(from)) {
+          parse(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          await encoder?.ready();
+          await rejects.drain();
+        }
+      }
+    } else if (part) {
+      await parseAlone();
     }
     const t = performance.now();
     reader.end();
     parseMs += performance.now() - t;
     if (!headerSeen) throw new SchemaDrift(report.id, headers, [], []);
-    if (groupRows > 0 || builder.rows > 0) ship(true);
+    loop.closeGroup();
+
+    let rowsRead = loop.rowsRead;
+    let rowsWritten = loop.rowsWritten;
+    let rowsRejected = loop.rowsRejected;
+    let emptyLines = reader.emptyLines;
+    if (second) {
+      // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
+      // One group at a time, each let go once the sink took it: they are the worker's whole part. This
+      // thread's column buffers are not needed any more.
+      encoder?.releaseBuffers();
+      const groups = second.groups.splice(0);
+      for (let g = 0; g < groups.length && !doomed; g++) {
+        encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);
+        groups[g] = undefined!;
+        await encoder!.ready();
+      }
+      const lines = reader.linesRead;
+      for (const r of second.rejects) reject(r.line + lines, r.column, r.reason, r.record);
+      if (second.tally) tally?.merge(second.tally);
+      rowsRead += second.rowsRead;
+      rowsWritten += second.rowsWritten;
+      rowsRejected += second.rowsRejected;
+      emptyLines += second.emptyLines;
+    }
 
     await rejects.close();
     rejectsClosed = true;
@@ -214,7 +302,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
         rowsRead,
         rowsWritten,
         rowsRejected,
-        emptyLines: reader.emptyLines,
+        emptyLines,
         rowGroups,
         bytesIn,
         bytesOut: out.bytes,
@@ -225,6 +313,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
         durationMs: Math.round(durationMs),
         encoder: encoder?.mode ?? 'inline',
         timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
+        ...(second ? { split: { atByte: limit!, rowsRead: second.rowsRead, parseMs: Math.round(second.parseMs), encodeMs: Math.round(second.encodeMs) } } : {}),
       };
     };
 
@@ -234,11 +323,15 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
       await out.abort(error);
       throw Object.assign(error, { manifest: manifest(0, 0) });
     }
-    const { encodeMs, rowGroups } = await encoder!.finish();
+    const { encodeMs, rowGroups, columnMs } = await encoder!.finish();
     if (options.finishOutput !== false) await out.end();
-    return manifest(encodeMs, rowGroups);
+    return {
+      ...manifest(encodeMs, rowGroups),
+      ...(columnMs ? { encodeMsByColumn: Object.fromEntries(columns.map((c, i) => [c.name, Math.round(columnMs[i]!)])) } : {}),
+    };
   } catch (e) {
     const error = e instanceof Error ? e : new Error(String(e));
+    await part?.stop();
     await encoder?.abort();
     await out.abort(error);
     if (!rejectsClosed) await rejects.abort(error);

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import type { RowGroup } from 'hyparquet';
 import type { Worker } from 'node:worker_threads';
 import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
@@ -9,12 +10,12 @@ import { scriptBeside, startWorkerScript } from '../runtime/worker-script.js';
 /**
  * Where Parquet encoding runs.
  *
- * - 'worker': a worker_threads worker encodes while this thread parses and types the CSV. On the
- *   benchmark (2 cores) parsing and encoding take about the same time, so this nearly halves the wall
- *   time. Batches cross as typed arrays and one string per column (no per-value copies), copied by
- *   structured clone rather than transferred (see row-group-buffer.ts).
- * - 'inline': encoding runs on this thread between input chunks. No second thread, no second heap
- *   (~15 MB less memory), slower by the encoding time. Right for 1 vCPU (Lambda below 1,769 MB).
+ * - 'worker': a worker_threads worker encodes while this thread parses and types the CSV. Since issue 21
+ *   encoding is ~10% of the converter's CPU, so this saves that much wall time on two free cores, for a
+ *   second isolate (~45 MB more, and its own compilation of the encoder). Batches cross as typed arrays
+ *   (no per-value copies), copied by structured clone rather than transferred (see row-group-buffer.ts).
+ * - 'inline': a closed row group is encoded on this thread at once. No second thread, no second heap.
+ *   What the parse function runs (lib/parse.ts: 2,048 MB has 1.16 vCPUs).
  * - 'auto' (default): the worker when there are two or more CPUs and the worker script can be found;
  *   inline otherwise. Under tsx (development, tests) the script is parquet-worker.ts beside this file;
  *   in a bundle, `parquet-worker.js` (or .mjs) must sit beside the bundle, i.e. be bundled as a second
@@ -30,10 +31,14 @@ export interface EncoderHandle {
   readonly mode: 'worker' | 'inline';
   /** Queues a batch; `endOfGroup` closes the current row group. Synchronous (called while parsing). */
   add(batch: RowBatch, endOfGroup: boolean): void;
+  /** Appends a row group another thread encoded (a split file's second part; inline encoders only). */
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void;
+  /** No more batches will come: the memory they were gathered in can go (inline encoders). */
+  releaseBuffers(): void;
   /** Resolves when the parser may go on; rejects with the encoder's or the sink's error. */
   ready(): Promise<void>;
   /** Writes the footer and resolves once every byte went to the sink (the sink is not ended). */
-  finish(): Promise<{ encodeMs: number; rowGroups: number }>;
+  finish(): Promise<{ encodeMs: number; rowGroups: number; columnMs?: number[] }>;
   /** Stops encoding; nothing more is written to the sink. */
   abort(): Promise<void>;
 }
@@ -55,20 +60,37 @@ function defaultWorkerUrl(): URL | undefined {
 class InlineEncoder implements EncoderHandle {
   readonly mode = 'inline' as const;
   private readonly encoder: RowGroupEncoder;
-  private group: RowBatch[] = [];
+  /** The sink's writes, in order; rejects with the first failure (encoding or sink). */
   private work: Promise<void> = Promise.resolve();
+  private aborted = false;
 
   constructor(settings: EncoderSettings, sink: CountingSink) {
-    this.encoder = new RowGroupEncoder(settings, (bytes) => sink.write(bytes));
+    this.encoder = new RowGroupEncoder(settings, (bytes) => {
+      this.work = this.work.then(() => (this.aborted ? undefined : sink.write(bytes)));
+      return this.work;
+    });
   }
 
   add(batch: RowBatch, endOfGroup: boolean): void {
-    this.group.push(batch);
-    if (!endOfGroup) return;
-    const batches = this.group;
-    this.group = [];
-    // Runs at the next await (the parser calls ready() after each input chunk), in order.
-    this.work = this.work.then(() => this.encoder.writeRowGroup(batches));
+    if (this.aborted) return;
+    try {
+      // The batch is copied into the group's column buffers at once, and a closed group is encoded at
+      // once (its bytes then wait for the sink in `work`): the builder reuses its arrays after this.
+      this.encoder.add(batch);
+      if (endOfGroup) this.encoder.writeRowGroup().catch(() => {}); // failures surface through `work`
+    } catch (e) {
+      this.work = Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      this.work.catch(() => {});
+    }
+  }
+
+  releaseBuffers(): void {
+    this.encoder.releaseBuffers();
+  }
+
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): void {
+    if (this.aborted) return;
+    this.encoder.appendRowGroup(bytes, group).catch(() => {}); // failures surface through `work`
   }
 
   ready(): Promise<void> {
@@ -78,11 +100,12 @@ class InlineEncoder implements EncoderHandle {
   async finish() {
     await this.work;
     await this.encoder.finish();
-    return { encodeMs: this.encoder.encodeMs, rowGroups: this.encoder.rowGroups };
+    await this.work;
+    return { encodeMs: this.encoder.encodeMs, rowGroups: this.encoder.rowGroups, columnMs: [...this.encoder.columnMs] };
   }
 
   async abort(): Promise<void> {
-    this.group = [];
+    this.aborted = true;
     await this.work.catch(() => {});
   }
 }
@@ -139,6 +162,12 @@ class WorkerEncoder implements EncoderHandle {
     this.worker.postMessage(message);
     if (endOfGroup) this.inFlight++;
   }
+
+  appendRowGroup(): void {
+    throw new Error('row groups of another thread are appended by an inline encoder only');
+  }
+
+  releaseBuffers(): void {}
 
   async ready(): Promise<void> {
     while (!this.failure && this.inFlight > 1) await new Promise<void>((resolve) => (this.wake = resolve));

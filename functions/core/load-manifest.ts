@@ -72,7 +72,7 @@ export interface LoadManifest {
   table?: StoredRef;
   rejected?: StoredRef;
   rows?: { read: number; written: number; rejected: number; emptyLines: number };
-  conversion?: Pick<Manifest, 'rowGroups' | 'encoder' | 'timings' | 'durationMs'>;
+  conversion?: Pick<Manifest, 'rowGroups' | 'encoder' | 'timings' | 'durationMs' | 'split'>;
   /** The data checks of a loaded window: volume against earlier weeks, duplicate keys (docs/operations.md). */
   checks?: QualityCheck[];
   /** The definition's volume.sumColumn and its total over the rows written: what later loads compare their sum with. */

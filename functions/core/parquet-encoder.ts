@@ -1,243 +1,238 @@
-import type { Encoding, RowGroup, SchemaElement, Statistics } from 'hyparquet';
-import { ByteWriter, ParquetWriter, type ColumnSource } from 'hyparquet-writer';
-import type { ColumnDefinition } from './report-definition.js';
-import type { RowBatch, WireColumn } from './row-group-buffer.js';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import type { ColumnChunk, Encoding, RowGroup, SchemaElement, Statistics } from 'hyparquet';
+import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { createdBy } from './build-info.js';
+import { Int32Buffer, Int64Buffer, StringBuffer, minMax, type ChunkPlan, type ChunkValues, type ColumnBuffer, type Int64Values } from './column-buffers.js';
+import { ByteBuffer, bitWidth, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from './parquet-pages.js';
+import type { ColumnDefinition } from './report-definition.js';
+import type { RowBatch } from './row-group-buffer.js';
 import { parquetSchema } from './table-schema.js';
 
 /**
- * Row groups to Parquet bytes with hyparquet-writer. The same code runs on the parsing thread
- * (inline mode) or in parquet-worker.ts; batches arrive in order and a row group is closed by the
- * caller, who decides its bounds (rows and bytes).
+ * Row groups to Parquet bytes. The same code runs on the parsing thread (inline mode) or in
+ * parquet-worker.ts; batches arrive in order and a row group is closed by the caller, who decides its
+ * bounds (rows and bytes).
+ *
+ * Each column chunk is encoded here from the batches' typed arrays (parquet-pages.ts writes the bytes):
+ * INT64 values stay 32-bit word pairs, strings stay ranges of one UTF-8 buffer per chunk, a dictionary is
+ * merged from the batches' own small dictionaries, and statistics are taken over the dictionary's
+ * entries rather than every row where there is one. hyparquet-writer still writes the file around the
+ * chunks (the PAR1 magic, the Thrift page headers and the footer) and compresses the pages (Snappy).
+ * docs/benchmarks.md has the profile this came from; the file layout is docs/parquet.md's, unchanged:
+ * DATA_PAGE v1, RLE definition levels, SNAPPY, dictionary or PLAIN strings, DELTA_BINARY_PACKED ids and
+ * timestamps, statistics on every chunk.
  */
 
 export interface EncoderSettings {
   columns: ColumnDefinition[];
-  /** Target uncompressed page size in bytes (hyparquet-writer's default is 1 MiB). */
+  /** Target uncompressed page size in bytes (default 1 MiB, hyparquet-writer's). */
   pageSize?: number;
 }
+
+const DEFAULT_PAGE_SIZE = 1 << 20;
 
 /**
  * Per-column encodings, chosen for the engines that read the files (docs/parquet.md) first and size
  * second. INT64 ids and timestamps: DELTA_BINARY_PACKED, because the gateway's ids rise and rows come in
  * time order (on the benchmark transaction_id 8 -> 0.1 bytes a row, created_date 1 -> 0.16); every
- * engine in the compatibility table reads it on v1 pages. Everything else is left to hyparquet-writer's
- * dictionary (RLE_DICTIONARY pages, PLAIN dictionary page) when it at least halves the chunk, and PLAIN
+ * engine in the compatibility table reads it on v1 pages. Everything else is dictionary-encoded
+ * (RLE_DICTIONARY pages, a PLAIN dictionary page) when that at least halves the chunk, and PLAIN
  * otherwise. Never DELTA_BYTE_ARRAY: fastparquet cannot read it and parquet-java refuses it from writers
  * whose created_by it does not know (PARQUET-246).
  */
-function fixedEncoding(column: ColumnDefinition): Encoding | undefined {
-  return column.kind === 'bigint' || column.kind === 'timestamp' ? 'DELTA_BINARY_PACKED' : undefined;
+function usesDelta(column: ColumnDefinition): boolean {
+  return column.kind === 'bigint' || column.kind === 'timestamp';
+}
+
+/** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
+export const STATS_BYTES = 64;
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * Snappy for every page: hyparquet-writer's, made ~2x faster by the project's patch (it writes into one
+ * reused array instead of a byte at a time through a DataView). hysnappy (the same authors' snappy in
+ * WebAssembly) compresses ~2x faster still, but growing its WebAssembly memory detaches the old
+ * ArrayBuffer, and the first detach in a thread makes every typed-array access of that thread check for
+ * detachment from then on, csv-parse's reading of its input included: on the benchmark that cost ~0.6 s
+ * of parsing for ~0.3 s saved on compression (docs/benchmarks.md).
+ */
+const compress = snappyCompress;
+
+/* ------------------------------------------------------------------ pages */
+
+/** The uncompressed page being built, reused for every page of this thread. */
+const pageBuffer = new ByteBuffer(1 << 20);
+
+/** PLAIN values[from, to) (also a dictionary page's body). */
+function writePlain(out: ByteBuffer, values: ChunkValues, from: number, to: number): void {
+  if (values.kind === 'int64') {
+    const bytes = new Uint8Array(values.words.buffer, values.words.byteOffset, values.words.byteLength);
+    out.copy(bytes, from * 8, to * 8);
+  } else if (values.kind === 'int32') {
+    if (!LITTLE_ENDIAN) throw new Error('PLAIN INT32 needs a little-endian machine');
+    const bytes = new Uint8Array(values.values.buffer, values.values.byteOffset, values.values.byteLength);
+    out.copy(bytes, from * 4, to * 4);
+  } else if (to > from) {
+    // already in the PLAIN layout (column-buffers.ts): one copy
+    out.copy(values.data, from ? values.ends[from - 1]! : 0, values.ends[to - 1]!);
+  }
+}
+
+/** Writes pages into the file and keeps what the chunk's metadata needs. */
+class ChunkWriter {
+  readonly start: number;
+  uncompressed = 0;
+  pages = 0;
+  dictionaryOffset: bigint | undefined;
+  dataOffset: bigint | undefined;
+
+  constructor(private readonly file: ByteWriter) {
+    this.start = file.offset;
+  }
+
+  /** Compresses the page in pageBuffer and writes its header and bytes. */
+  private put(header: Parameters<typeof writePageHeader>[1]): void {
+    const raw = pageBuffer.view();
+    const compressed = compress(raw);
+    const at = this.file.offset;
+    writePageHeader(this.file, { ...header, uncompressed_page_size: raw.length, compressed_page_size: compressed.length });
+    this.uncompressed += this.file.offset - at + raw.length;
+    this.file.appendBytes(compressed);
+  }
+
+  dictionaryPage(entries: ChunkValues): void {
+    this.dictionaryOffset = BigInt(this.file.offset);
+    pageBuffer.pos = 0;
+    writePlain(pageBuffer, entries, 0, entries.count);
+    this.put({ type: 'DICTIONARY_PAGE', uncompressed_page_size: 0, compressed_page_size: 0, dictionary_page_header: { num_values: entries.count, encoding: 'PLAIN' } });
+  }
+
+  /**
+   * A DATA_PAGE (v1) of rows [r0, r1) holding values [v0, v1): the definition levels, then the values as
+   * dictionary indexes, DELTA_BINARY_PACKED or PLAIN.
+   */
+  dataPage(plan: ChunkPlan, encoding: Encoding, r0: number, r1: number, v0: number, v1: number): void {
+    this.dataOffset ??= BigInt(this.file.offset);
+    const out = pageBuffer;
+    out.pos = 0;
+    const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
+    if (defined) writeDefinitionLevels(out, defined, r0, r1);
+    if (plan.dictionary) {
+      const indexes = plan.dictionary.indexes;
+      let max = 0;
+      for (let k = v0; k < v1; k++) if (indexes[k]! > max) max = indexes[k]!;
+      const width = bitWidth(max);
+      out.u8(width);
+      writeRleHybrid(out, indexes, v0, v1, width);
+    } else if (encoding === 'DELTA_BINARY_PACKED') {
+      writeDeltaInt64(out, (plan.values as Int64Values).words, v0, v1);
+    } else {
+      writePlain(out, plan.values, v0, v1);
+    }
+    this.put({
+      type: 'DATA_PAGE',
+      uncompressed_page_size: 0,
+      compressed_page_size: 0,
+      data_page_header: { num_values: r1 - r0, encoding, definition_level_encoding: 'RLE', repetition_level_encoding: 'RLE' },
+    });
+    this.pages++;
+  }
 }
 
 /**
- * Whether a string column chunk should be offered for dictionary encoding, from a sample of its values:
- * few distinct values (currency, type, merchant) go as JS strings, which hyparquet-writer dictionary-
- * encodes by value; mostly distinct values (order ids, free text) go PLAIN without trying.
+ * Where pages start: rows split into pages of about `pageSize` bytes of values, as hyparquet-writer
+ * splits them (a page closes before the value that takes it to pageSize; nulls weigh nothing; a
+ * dictionary index weighs 4 bytes). Returns [row, value] pairs: each page's first row and first
+ * non-null value, then [rows, values] at the end.
  */
-function dictionaryWorthTrying(sample: ReadonlyArray<string | null>): boolean {
-  const seen = new Set<string>();
-  let count = 0;
-  for (const v of sample) {
-    if (v === null) continue;
-    count++;
-    seen.add(v);
-  }
-  return count < 16 || seen.size <= count / 2;
-}
-
-const SAMPLE = 512;
-
-/**
- * A string column chunk. Few distinct values go as JS strings: hyparquet-writer builds the dictionary
- * with a Map and encodes only the distinct values. Many distinct values go PLAIN as UTF-8 bytes, encoded
- * once per batch (Buffer.from on the joined text) and cut into views of that one buffer: hyparquet-writer
- * would otherwise TextEncoder every value into its own ArrayBuffer, which was the largest cost of
- * encoding (and of garbage collection) on the benchmark. Both get statistics (null_count, min/max
- * truncated to STATS_BYTES): an order-id lookup or an IS NULL can then skip row groups.
- */
-function stringColumn(parts: WireColumn[], rows: number): ColumnPlan {
-  if (parts.every((p) => p.kind === 'dict')) return { data: () => sliceStrings(parts, rows) };
-  if (dictionaryWorthTrying(sliceStrings(parts, Math.min(rows, SAMPLE)))) return { data: () => sliceStrings(parts, rows) };
-  return {
-    data: (plan) => {
-      const views = utf8Views(parts, rows);
-      plan.statistics = byteStatistics(views);
-      return views;
-    },
-    encoding: 'PLAIN',
-    ownStatistics: true,
-  };
-}
-
-/**
- * How a column chunk is built: its values (built when hyparquet-writer reads them), its encoding, and,
- * for PLAIN strings, statistics computed here. hyparquet-writer's generic min/max (a JS byte loop per
- * comparison) was the largest cost of encoding such a column; Buffer.compare is native.
- */
-interface ColumnPlan {
-  data: (plan: ColumnPlan) => ColumnSource['data'];
-  encoding?: Encoding;
-  /** Statistics are computed while building the values, not by hyparquet-writer. */
-  ownStatistics?: boolean;
-  statistics?: Statistics;
-}
-
-/** null_count and min/max in unsigned byte order (Parquet's order for UTF8) of UTF-8 values. */
-function byteStatistics(values: ReadonlyArray<Uint8Array | null>): Statistics {
-  let nulls = 0;
-  let min: Uint8Array | undefined;
-  let max: Uint8Array | undefined;
-  for (const v of values) {
-    if (v === null) {
-      nulls++;
-      continue;
-    }
-    if (!min || Buffer.compare(v, min) < 0) min = v;
-    if (!max || Buffer.compare(v, max) > 0) max = v;
-  }
-  return { null_count: BigInt(nulls), ...(min ? { min_value: min.slice(), max_value: max!.slice() } : {}) };
-}
-
-/** The first `rows` values as JS strings (slices of the batch's joined text: no copy for long values). */
-function sliceStrings(parts: WireColumn[], rows: number): Array<string | null> {
-  const out = new Array<string | null>(rows);
-  let r = 0;
-  for (const part of parts) {
-    if (part.kind === 'dict') {
-      const { values, codes } = part;
-      for (let i = 0; i < codes.length && r < rows; i++) out[r++] = codes[i]! < 0 ? null : values[codes[i]!]!;
-      if (r >= rows) break;
-      continue;
-    }
-    if (part.kind !== 'string') throw new Error('batch columns out of order');
-    const { text, lengths } = part;
-    let pos = 0;
-    for (let i = 0; i < lengths.length && r < rows; i++) {
-      const len = lengths[i]!;
-      if (len < 0) out[r++] = null;
-      else {
-        out[r++] = text.slice(pos, pos + len);
-        pos += len;
-      }
-    }
-    if (r >= rows) break;
-  }
-  return out;
-}
-
-/** Every value as a Uint8Array view into its batch's UTF-8 buffer. */
-function utf8Views(parts: WireColumn[], rows: number): Array<Uint8Array | null> {
-  const out = new Array<Uint8Array | null>(rows);
-  let r = 0;
-  for (const part of parts) {
-    if (part.kind === 'dict') {
-      const encoded = part.values.map((v) => Buffer.from(v, 'utf8'));
-      for (const code of part.codes) out[r++] = code < 0 ? null : encoded[code]!;
-      continue;
-    }
-    if (part.kind !== 'string') throw new Error('batch columns out of order');
-    const { text, lengths } = part;
-    const bytes = Buffer.from(text, 'utf8');
-    const base = bytes.byteOffset;
-    const buffer = bytes.buffer;
-    const ascii = bytes.length === text.length; // then byte offsets are char offsets
-    let chars = 0;
-    let at = 0;
-    for (let i = 0; i < lengths.length; i++) {
-      const len = lengths[i]!;
-      if (len < 0) {
-        out[r++] = null;
-        continue;
-      }
-      const size = ascii ? len : utf8Length(text, chars, chars + len);
-      out[r++] = new Uint8Array(buffer, base + at, size);
-      chars += len;
-      at += size;
-    }
-  }
-  return out;
-}
-
-/** UTF-8 bytes of text[from, to): what Buffer.from wrote for it (lone surrogates become 3-byte U+FFFD). */
-function utf8Length(text: string, from: number, to: number): number {
+function pageStarts(plan: ChunkPlan, rows: number, pageSize: number): Int32Array {
+  const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
+  const values = plan.values;
+  // a fixed size per value, or -1 for strings (their lengths)
+  const fixed = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : -1;
+  const ends = values?.kind === 'utf8' ? values.ends : null;
+  let starts = new Int32Array(16);
   let n = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < to && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
+  let v = 0;
+  let acc = 0;
+  let first = 0;
+  for (let r = 0; r < rows; r++) {
+    const present = defined === null || defined[r] === 1;
+    const s = !present ? 0 : fixed >= 0 ? fixed : ends![v]! - (v ? ends![v - 1]! : 0) - 4;
+    acc += s;
+    if (acc >= pageSize && r > first) {
+      if (n + 4 > starts.length) {
+        const grown = new Int32Array(starts.length * 2);
+        grown.set(starts);
+        starts = grown;
+      }
+      starts[n++] = r;
+      starts[n++] = v;
+      first = r;
+      acc = s;
+    }
+    if (present) v++;
   }
-  return n;
+  const out = new Int32Array(n + 4);
+  out.set(starts.subarray(0, n), 2);
+  out[n + 2] = rows;
+  out[n + 3] = v;
+  return out;
 }
 
-/**
- * A row group's batches as the column sources hyparquet-writer takes, each column's array built only when
- * hyparquet-writer reads its `data` (it writes the columns one after another) and not kept: one column's
- * values exist at a time besides the compact batches, instead of the whole row group as JS values.
- * hyparquet-writer 0.17 reads column 0's data twice (the row count, then the column), so column 0 keeps
- * its array until the second read.
- */
-function assembleColumns(columns: readonly ColumnDefinition[], batches: readonly RowBatch[]): { sources: ColumnSource[]; plans: ColumnPlan[] } {
-  let rows = 0;
-  for (const b of batches) rows += b.rows;
-  const plans = columns.map((column, c): ColumnPlan => {
-    const parts = batches.map((b) => b.columns[c]!);
-    if (column.kind === 'string') return stringColumn(parts, rows);
-    const encoding = fixedEncoding(column);
-    return { data: () => joinNumbers(parts, rows, column.nullable), ...(encoding ? { encoding } : {}) };
-  });
-  const sources = plans.map((plan, c) => lazySource(columns[c]!.name, plan, c === 0 ? 2 : 1));
-  return { sources, plans };
-}
+/** One column chunk: its pages written to `file`, its metadata returned. */
+function writeColumnChunk(file: ByteWriter, column: ColumnDefinition, element: SchemaElement, plan: ChunkPlan, rows: number, pageSize: number): ColumnChunk {
+  const chunk = new ChunkWriter(file);
+  let statistics: Pick<Statistics, 'min_value' | 'max_value'>;
+  let nonNull: number;
+  let encoding: Encoding;
+  if (plan.dictionary) {
+    // min/max over the distinct values: the same as over the rows
+    statistics = minMax(plan.dictionary.entries);
+    nonNull = plan.dictionary.indexes.length;
+    encoding = 'RLE_DICTIONARY';
+    chunk.dictionaryPage(plan.dictionary.entries);
+  } else {
+    statistics = minMax(plan.values);
+    nonNull = plan.values.count;
+    encoding = plan.values.kind === 'int64' && usesDelta(column) ? 'DELTA_BINARY_PACKED' : 'PLAIN';
+  }
+  const starts = pageStarts(plan, rows, pageSize);
+  for (let p = 0; p + 2 < starts.length; p += 2) {
+    if (starts[p + 2]! > starts[p]!) chunk.dataPage(plan, encoding, starts[p]!, starts[p + 2]!, starts[p + 1]!, starts[p + 3]!);
+  }
 
-function lazySource(name: string, plan: ColumnPlan, reads: number): ColumnSource {
-  let kept: ColumnSource['data'] | undefined;
-  let left = reads;
+  const encodings: Encoding[] = plan.dictionary ? ['PLAIN', 'RLE_DICTIONARY'] : [encoding];
+  if (column.nullable) encodings.push('RLE'); // v1 pages carry their definition levels RLE-encoded
   return {
-    name,
-    ...(plan.encoding ? { encoding: plan.encoding } : {}),
-    // statistics computed here are put in the footer after the row group is written (writeRowGroup)
-    ...(plan.ownStatistics ? { statistics: false } : {}),
-    get data() {
-      const data = kept ?? plan.data(plan);
-      kept = --left > 0 ? data : undefined;
-      return data;
+    file_offset: BigInt(chunk.start),
+    meta_data: {
+      type: element.type!,
+      encodings,
+      path_in_schema: [element.name],
+      codec: 'SNAPPY',
+      num_values: BigInt(rows),
+      total_uncompressed_size: BigInt(chunk.uncompressed),
+      total_compressed_size: BigInt(file.offset - chunk.start),
+      data_page_offset: chunk.dataOffset ?? BigInt(file.offset),
+      ...(chunk.dictionaryOffset !== undefined ? { dictionary_page_offset: chunk.dictionaryOffset } : {}),
+      statistics: { null_count: BigInt(rows - nonNull), ...statistics },
+      encoding_stats: [
+        ...(plan.dictionary ? [{ page_type: 'DICTIONARY_PAGE' as const, encoding: 'PLAIN' as const, count: 1 }] : []),
+        { page_type: 'DATA_PAGE', encoding, count: chunk.pages },
+      ],
     },
   };
 }
 
-function joinNumbers(parts: WireColumn[], rows: number, nullable: boolean): BigInt64Array | Int32Array | Array<bigint | number | null> {
-  const first = parts[0];
-  const joined = first?.kind === 'int32' ? new Int32Array(rows) : new BigInt64Array(rows);
-  let r = 0;
-  for (const part of parts) {
-    if (part.kind === 'string' || part.kind === 'dict') throw new Error('batch columns out of order');
-    (joined as Int32Array).set(part.values as Int32Array, r);
-    r += part.values.length;
-  }
-  if (!nullable) return joined;
-  // hyparquet-writer marks nulls by null values, which typed arrays cannot hold.
-  const out = Array.from(joined as ArrayLike<number | bigint>) as Array<bigint | number | null>;
-  r = 0;
-  for (const part of parts) {
-    if (part.kind === 'string' || part.kind === 'dict') continue;
-    const nulls = part.nulls;
-    if (nulls) for (let i = 0; i < nulls.length; i++) if (nulls[i]) out[r + i] = null;
-    r += part.values.length;
-  }
-  return out;
-}
+/* ------------------------------------------------------------------ the file */
 
 /**
- * A hyparquet-writer Writer that hands its bytes out at every row-group boundary instead of keeping the
- * file in memory. hyparquet-writer calls flush() after each row group and awaits it when it returns a
- * promise, which is how a slow sink (an S3 multipart upload) slows the encoder down.
+ * A hyparquet-writer Writer that hands its bytes out after each column chunk instead of keeping the file in
+ * memory. `deliver` is called in order; RowGroupEncoder awaits the promise of a row group's last delivery,
+ * which is how a slow sink (an S3 multipart upload) slows the encoder down.
  */
 export class ChunkedWriter extends ByteWriter {
   constructor(private readonly deliver: (bytes: Uint8Array) => void | Promise<void>) {
@@ -256,140 +251,143 @@ export class ChunkedWriter extends ByteWriter {
     return this.deliver(this.take());
   }
 
+  /** Delivers bytes written elsewhere as the file's next bytes, as they are (no copy): pending bytes go first. */
+  passThrough(bytes: Uint8Array): void | Promise<void> {
+    void this.flush();
+    this.offset += bytes.length;
+    return this.deliver(bytes);
+  }
+
   override finish(): void | Promise<void> {
     return this.flush();
   }
 }
 
 /**
- * The schema data pages are encoded with: the same physical types, without the DECIMAL, TIMESTAMP and
- * DATE annotations. Our values already are the physical values (unscaled int64, epoch millis, epoch
- * days), and with the annotations hyparquet-writer would first "unconvert" every value into a new
- * array (Array.from + a function call each), ~0.3 s per million rows for nothing. Data pages and
- * statistics carry physical values either way (the bytes are the same); the footer, written by
- * finish(), gets the annotated schema, which is what readers use. UTF8 stays: it makes hyparquet-writer
- * cut string statistics on character boundaries. test/unit/table-schema.test.ts reads the footer back.
+ * Encodes row groups into one Parquet file as they come: add() appends each batch to the group's column
+ * buffers (column-buffers.ts), writeRowGroup() encodes what was added as one row group.
+ *
+ * With `fragment` it writes row groups only, no file around them: their bytes from offset 0 and their
+ * metadata in `groups`, for a thread that converts the second part of a split file (part-worker.ts);
+ * appendRowGroup() then adds such a group to the whole file.
  */
-function physicalSchema(schema: readonly SchemaElement[]): SchemaElement[] {
-  return schema.map((e) => {
-    if (e.converted_type === 'UTF8' || (!e.converted_type && !e.logical_type)) return e;
-    const { converted_type: _c, logical_type: _l, precision: _p, scale: _s, ...physical } = e;
-    return physical;
-  });
-}
-
-/** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
-export const STATS_BYTES = 64;
-
-/** Encodes row groups into one Parquet file as they come. */
 export class RowGroupEncoder {
-  private readonly writer: ParquetWriter;
+  private readonly writer: ParquetWriter | undefined;
+  private readonly file: ChunkedWriter;
   private readonly columns: ColumnDefinition[];
-  private readonly pageSize: number | undefined;
+  private buffers: ColumnBuffer[];
+  private readonly pageSize: number;
   private readonly schema: SchemaElement[];
-  private readonly physical: SchemaElement[];
+  private rows = 0;
+  /** The row groups written so far (a fragment's, or the file's). */
+  readonly groups: RowGroup[];
   /** Milliseconds spent encoding (not waiting for the sink), for the manifest's timings. */
   encodeMs = 0;
+  /** Of which writing each column's chunks (statistics, pages, compression), by column: where encoding goes. */
+  readonly columnMs: Float64Array;
   rowGroups = 0;
 
-  constructor(settings: EncoderSettings, deliver: (bytes: Uint8Array) => void | Promise<void>) {
+  constructor(settings: EncoderSettings, deliver: (bytes: Uint8Array) => void | Promise<void>, options: { fragment?: boolean } = {}) {
     this.columns = settings.columns;
-    this.pageSize = settings.pageSize;
+    this.pageSize = settings.pageSize ?? DEFAULT_PAGE_SIZE;
     this.schema = parquetSchema(settings.columns);
-    this.physical = physicalSchema(this.schema);
-    // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
-    // v1 data pages: what parquet-java, Spark's vectorized reader before 3.3, fastparquet, Hive and Impala
-    // read (pageVersion is the project's patch to hyparquet-writer, patches/hyparquet-writer+*.patch).
-    this.writer = new ParquetWriter({
-      writer: new ChunkedWriter(deliver),
-      schema: this.physical,
-      codec: 'SNAPPY',
-      createdBy: createdBy(),
-      pageVersion: 1,
-      statisticsTruncateLength: STATS_BYTES,
-    });
-    // Without the patch the option is ignored and every page would silently be DATA_PAGE_V2.
-    if ((this.writer as { pageVersion?: number }).pageVersion !== 1) {
-      throw new Error('hyparquet-writer is missing the project\'s pageVersion patch: run `npm ci` (its postinstall applies patches/)');
+    this.columnMs = new Float64Array(settings.columns.length);
+    this.buffers = this.newBuffers();
+    this.file = new ChunkedWriter(deliver);
+    if (options.fragment) {
+      this.groups = [];
+      return;
     }
+    // Nothing reaches `deliver` before the first row group or finish(): the PAR1 magic waits in the buffer.
+    // The row groups are written here (writeRowGroup); ParquetWriter writes the magic and the footer.
+    this.writer = new ParquetWriter({ writer: this.file, schema: this.schema, codec: 'SNAPPY', createdBy: createdBy(), statisticsTruncateLength: STATS_BYTES });
+    this.groups = this.writer.row_groups;
   }
 
-  /** Encodes the batches as one row group; resolves once its bytes are delivered. */
-  async writeRowGroup(batches: readonly RowBatch[]): Promise<void> {
-    const rows = batches.reduce((n, b) => n + b.rows, 0);
-    if (rows === 0) return;
+  private newBuffers(): ColumnBuffer[] {
+    return this.columns.map((c) =>
+      c.kind === 'string' ? new StringBuffer(c.nullable) : c.kind === 'date' ? new Int32Buffer(c.nullable) : new Int64Buffer(c.nullable, !usesDelta(c)),
+    );
+  }
+
+  /**
+   * Lets the column buffers go (they grew to a row group's size): no more groups are coming from this
+   * thread, only groups another thread wrote (appendRowGroup). New, small buffers take their place.
+   */
+  releaseBuffers(): void {
+    if (this.rows === 0) this.buffers = this.newBuffers();
+  }
+
+  /** Appends a batch to the current row group (its arrays are copied: they may be reused after this returns). */
+  add(batch: RowBatch): void {
     const t = performance.now();
-    const { sources, plans } = assembleColumns(this.columns, batches);
-    const written = this.writer.write({ columnData: sources, rowGroupSize: rows, ...(this.pageSize ? { pageSize: this.pageSize } : {}) });
-    // write() encodes the group before it returns (only the sink's flush may be pending).
-    const group = this.writer.row_groups.at(-1)!;
-    plans.forEach((plan, c) => {
-      const meta = group.columns[c]!.meta_data!;
-      if (plan.ownStatistics) meta.statistics = plan.statistics!;
-    });
-    detachStatistics(group);
-    if (batchBytes(batches) >= GC_AFTER_BYTES) collectGarbage();
+    for (let c = 0; c < this.buffers.length; c++) this.buffers[c]!.append(batch.columns[c]!);
+    this.rows += batch.rows;
     this.encodeMs += performance.now() - t;
+  }
+
+  /**
+   * Encodes the rows added since the last group as one row group, synchronously (the buffers are free for
+   * the next group's batches when this returns); the promise resolves once its bytes are delivered.
+   */
+  writeRowGroup(): Promise<void> {
+    const rows = this.rows;
+    if (rows === 0) return Promise.resolve();
+    const t = performance.now();
+    const start = this.file.offset;
+    const columns = this.columns.map((column, c) => {
+      const tc = performance.now();
+      const buffer = this.buffers[c]!;
+      const chunk = writeColumnChunk(this.file, column, this.schema[c + 1]!, buffer.plan(), rows, this.pageSize);
+      buffer.reset();
+      this.columnMs[c]! += performance.now() - tc;
+      // Each chunk's bytes go out as it is written: the writer's buffer holds one column chunk, not a group.
+      if (c < this.columns.length - 1) void this.file.flush();
+      return chunk;
+    });
+    this.rows = 0;
+    let totalByteSize = 0n;
+    for (const chunk of columns) totalByteSize += chunk.meta_data!.total_uncompressed_size;
+    this.push({ columns, total_byte_size: totalByteSize, num_rows: BigInt(rows), total_compressed_size: BigInt(this.file.offset - start) });
+    this.encodeMs += performance.now() - t;
+    return Promise.resolve(this.file.flush());
+  }
+
+  /**
+   * Appends a row group another encoder wrote as a fragment (its bytes, its metadata with offsets from the
+   * fragment's start), moving its offsets to where it lands in this file.
+   */
+  appendRowGroup(bytes: readonly Uint8Array[], group: RowGroup): Promise<void> {
+    // The group's bytes begin with its first column chunk.
+    const base = BigInt(this.file.offset) - (group.columns[0]?.file_offset ?? 0n);
+    for (const chunk of group.columns) {
+      chunk.file_offset += base;
+      const meta = chunk.meta_data!;
+      meta.data_page_offset += base;
+      if (meta.dictionary_page_offset !== undefined) meta.dictionary_page_offset += base;
+    }
+    let delivered: void | Promise<void> = undefined;
+    for (const chunk of bytes) delivered = this.file.passThrough(chunk);
+    this.push(group);
+    return Promise.resolve(delivered);
+  }
+
+  private push(group: RowGroup): void {
+    if (this.writer) {
+      this.writer.row_groups.push(group);
+      this.writer.num_rows += group.num_rows;
+    } else {
+      this.groups.push(group);
+    }
     this.rowGroups++;
-    await written;
   }
 
   /** Writes the footer. A file with no row group is a valid, empty Parquet file (header-only reports). */
   async finish(): Promise<void> {
+    if (!this.writer) throw new Error('a fragment has no footer: append its row groups to a file');
     const t = performance.now();
-    this.writer.schema = this.schema; // the footer declares the logical types (see physicalSchema)
     const done = this.writer.finish();
     this.encodeMs += performance.now() - t;
     await done;
   }
-}
-
-/**
- * The footer keeps every row group's statistics until finish(). A string min/max is a view into (or a
- * slice of) its whole batch's text, which would keep every batch of the file alive: copy them out.
- */
-function detachStatistics(group: RowGroup | undefined): void {
-  for (const chunk of group?.columns ?? []) {
-    const stats = chunk.meta_data?.statistics;
-    if (!stats) continue;
-    for (const key of ['min_value', 'max_value'] as const) {
-      const v = stats[key];
-      if (v instanceof Uint8Array) stats[key] = v.slice();
-      else if (typeof v === 'string') stats[key] = new Uint8Array(Buffer.from(v, 'utf8'));
-    }
-  }
-}
-
-/** Below this a group's garbage is small, and a full collection would cost more than it frees (many small files). */
-const GC_AFTER_BYTES = 8 * 1024 * 1024;
-
-/** The bytes a group's batches hold: text (one byte a character as V8 stores Latin-1, a fair estimate) and typed arrays. */
-function batchBytes(batches: readonly RowBatch[]): number {
-  let n = 0;
-  for (const b of batches) {
-    for (const col of b.columns) {
-      if (col.kind === 'string') n += col.text.length + col.lengths.byteLength;
-      else if (col.kind === 'dict') n += col.codes.byteLength;
-      else n += col.values.byteLength;
-    }
-  }
-  return n;
-}
-
-let gc: (() => void) | undefined;
-/**
- * A full garbage collection after each row group of some size. Encoding a group leaves tens of MB of garbage (the
- * column arrays, page buffers and BigInts of DELTA_BINARY_PACKED) in a heap whose live set is a few
- * groups' batches; V8 lets the old generation grow to several times the live set before it collects,
- * which on the benchmark put the process at ~310 MB RSS with 128k-row groups. Collecting here costs a
- * few tens of ms per group (~1% of encoding) and keeps the heap near its live set. V8 only hands out
- * gc() with --expose-gc; setting the flag at run time and taking gc() from a new context is the
- * documented way to get it without a command-line flag (Lambda's NODE_OPTIONS stay as they are).
- */
-function collectGarbage(): void {
-  if (!gc) {
-    setFlagsFromString('--expose-gc');
-    gc = runInNewContext('gc') as () => void;
-  }
-  gc();
 }

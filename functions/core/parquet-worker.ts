@@ -22,17 +22,15 @@ if (!port) throw new Error('parquet-worker.ts runs as a worker thread (encoder-t
 // isolate from then on, hyparquet-writer's included (see row-group-buffer.ts).
 const post = (m: FromWorker) => port.postMessage(m);
 const encoder = new RowGroupEncoder(workerData as EncoderSettings, (bytes) => post({ t: 'bytes', bytes }));
-let group: RowBatch[] = [];
 let queue = Promise.resolve();
 let failed = false;
 
 async function handle(m: ToWorker): Promise<void> {
   if (m.t === 'batch') {
-    group.push(m.batch);
+    // appended to the group's column buffers at once; a closed group is encoded before the next message
+    encoder.add(m.batch);
     if (!m.end) return;
-    const batches = group;
-    group = [];
-    await encoder.writeRowGroup(batches);
+    await encoder.writeRowGroup();
     post({ t: 'group' });
   } else {
     await encoder.finish();

@@ -14,21 +14,24 @@ import {
 
 /**
  * Typed rows, collected in small batches on the parsing thread and handed to the Parquet encoder,
- * which joins batches into row groups (parquet-encoder.ts).
+ * which appends each batch to the row group's column buffers as it comes (parquet-encoder.ts).
  *
  * Why this shape (measured on the 1M-row benchmark, see bench/):
  * - Numbers go straight into typed arrays (BigInt64Array for bigint, decimal and timestamp;
  *   Int32Array for date): 8 or 4 bytes a value, no garbage, reused from batch to batch. A value that fits a double exactly (the common case) is written as two
  *   32-bit halves through views of the same memory, so no BigInt is created; only values beyond 2^53
  *   take the BigInt path.
- * - Each string column of a batch crosses as one joined string plus an Int32Array of lengths. Handing
- *   an array of 4,096 strings to a worker costs ~200 ns a string in structured clone; one long flat
- *   string costs a memcpy. The parser's strings are held only for the batch, so they die young and
- *   the garbage collector stays cheap.
+ * - A string column's values are written as UTF-8 bytes into one reused buffer as the row types (a JS
+ *   loop over the characters, no call into C++), with an Int32Array of byte lengths. csv-parse's strings
+ *   then die with their row: holding them for the batch (joined at the end, as before) kept ~60 MB per
+ *   million rows alive across young-generation collections, promoted into the old generation, which V8
+ *   then marked and swept ~30 times per million rows on its helper threads (~1 s of CPU on the
+ *   benchmark, docs/benchmarks.md). Handing an array of 4,096 strings to a worker would also cost
+ *   ~200 ns a string in structured clone; bytes cost a memcpy, and they are what Parquet stores.
  * - A string column with few distinct values (currency, type, merchant) crosses as a small dictionary
  *   and an Int32Array of codes instead: no joining, no copying, and the encoder gets the same few
  *   string objects back, which it dictionary-encodes at the cost of a Map lookup. A column that shows
- *   more than DICT_LIMIT distinct values in a batch turns into joined text for the rest of the run.
+ *   more than DICT_LIMIT distinct values in a batch turns into UTF-8 text for the rest of the run.
  * - Batches are small (BATCH_ROWS, or ~1 MiB of text), so memory on this side stays flat whatever the
  *   row-group size.
  * - Batches cross to the worker by copy (structured clone, a memcpy per array), never by transfer.
@@ -41,7 +44,11 @@ import {
  */
 
 export type WireColumn =
-  | { kind: 'string'; text: string; lengths: Int32Array }
+  /**
+   * The non-null values as a PLAIN page holds them (each a 4-byte little-endian length, then its UTF-8),
+   * and each row's length in bytes, -1 for null.
+   */
+  | { kind: 'utf8'; bytes: Uint8Array; lengths: Int32Array }
   | { kind: 'dict'; values: string[]; codes: Int32Array }
   | { kind: 'int64'; values: BigInt64Array; nulls?: Uint8Array }
   | { kind: 'int32'; values: Int32Array; nulls?: Uint8Array };
@@ -71,7 +78,7 @@ const FIXED_BYTES = [4, 8, 8, 8, 4];
 export const BATCH_ROWS = 4096;
 /** Distinct values a string column may show in one batch and still cross as a dictionary. */
 const DICT_LIMIT = 256;
-/** A batch also closes at this much text, so 1 MB fields do not pile up 4,096 to a batch. */
+/** A batch also closes at this many bytes of text, so 1 MB fields do not pile up 4,096 to a batch. */
 const BATCH_TEXT = 1 << 20;
 
 const TWO_32 = 4294967296;
@@ -82,11 +89,14 @@ const EMPTY_I64 = new BigInt64Array(0);
 const EMPTY_I32 = new Int32Array(0);
 const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
+const EMPTY_I16 = new Int16Array(0);
+/** Slots of a batch dictionary's table: twice DICT_LIMIT, so probes stay short. */
+const DICT_MASK = 511;
 
 export class RowBatchBuilder {
   /** Rows in the current batch. */
   rows = 0;
-  /** Text (UTF-16 units) in the current batch. */
+  /** Text (UTF-8 bytes) in the current batch. */
   private text = 0;
 
   private readonly n: number;
@@ -107,10 +117,13 @@ export class RowBatchBuilder {
   private readonly lastValue: Float64Array;
 
   // Per column, indexed by column number; unused slots hold empty arrays so every array stays monomorphic.
-  private pieces: string[][] = [];
+  /** Per text column: the batch's values as UTF-8, and how many bytes are used. */
+  private utf8: Uint8Array[] = [];
+  private utf8Used: Int32Array;
   /** Per string column: still sent as a dictionary? (1) Each batch's dictionary, value -> code. */
   private dictMode: Uint8Array;
-  private dicts: Array<Map<string, number>> = [];
+  /** Per string column: the batch's dictionary as an open-addressing table of codes (-1: empty). */
+  private dictSlots: Int16Array[] = [];
   private dictValues: string[][] = [];
   private lengths: Int32Array[] = [];
   private i64: BigInt64Array[] = [];
@@ -132,6 +145,7 @@ export class RowBatchBuilder {
     this.lastText = columns.map(() => '');
     this.lastValue = new Float64Array(columns.length);
     this.dictMode = Uint8Array.from(columns, (c) => (c.kind === 'string' ? 1 : 0));
+    this.utf8Used = new Int32Array(columns.length);
     this.allocate();
   }
 
@@ -225,13 +239,11 @@ export class RowBatchBuilder {
       }
       bytes += text.length + 4;
       if (this.dictMode[c] === 1) {
-        const dict = this.dicts[c]!;
-        let code = dict.get(text);
-        if (code === undefined) {
-          code = dict.size;
+        let code = this.dictCode(c, text);
+        if (code < 0) {
+          code = this.dictValues[c]!.length;
           if (code < DICT_LIMIT) {
-            dict.set(text, code);
-            this.dictValues[c]!.push(text);
+            this.dictInsert(c, text, code);
           } else {
             this.toText(c, row);
           }
@@ -241,12 +253,38 @@ export class RowBatchBuilder {
           continue;
         }
       }
-      this.pieces[c]!.push(text);
-      this.lengths[c]![row] = text.length;
-      this.text += text.length;
+      const size = this.appendUtf8(c, text);
+      this.lengths[c]![row] = size;
+      this.text += size;
     }
     this.rows = row + 1;
     return bytes;
+  }
+
+  /**
+   * The batch's code of a value of dictionary column c, or -1. An open-addressing table of codes hashed on the
+   * length and three characters, each candidate compared with ===: a Map would hash every character of every
+   * value (csv-parse's strings are new, their hash not yet computed) before comparing the same characters.
+   */
+  private dictCode(c: number, text: string): number {
+    const slots = this.dictSlots[c]!;
+    const values = this.dictValues[c]!;
+    const n = text.length;
+    let h = (Math.imul(n, 0x9e3779b1) ^ Math.imul(text.charCodeAt(0), 0x85ebca6b) ^ Math.imul(text.charCodeAt(n - 1), 0xc2b2ae35) ^ text.charCodeAt(n >> 1)) & DICT_MASK;
+    for (;;) {
+      const code = slots[h]!;
+      if (code < 0 || values[code] === text) return code;
+      h = (h + 1) & DICT_MASK;
+    }
+  }
+
+  private dictInsert(c: number, text: string, code: number): void {
+    const slots = this.dictSlots[c]!;
+    const n = text.length;
+    let h = (Math.imul(n, 0x9e3779b1) ^ Math.imul(text.charCodeAt(0), 0x85ebca6b) ^ Math.imul(text.charCodeAt(n - 1), 0xc2b2ae35) ^ text.charCodeAt(n >> 1)) & DICT_MASK;
+    while (slots[h]! >= 0) h = (h + 1) & DICT_MASK;
+    slots[h] = code;
+    this.dictValues[c]!.push(text);
   }
 
   /** A column with too many distinct values: rewrite this batch's codes as text and send text from now on. */
@@ -254,17 +292,37 @@ export class RowBatchBuilder {
     this.dictMode[c] = 0;
     const values = this.dictValues[c]!;
     const lengths = this.lengths[c]!;
-    const pieces = this.pieces[c]!;
     for (let r = 0; r < row; r++) {
       const code = lengths[r]!;
       if (code < 0) continue;
-      const text = values[code]!;
-      pieces.push(text);
-      lengths[r] = text.length;
-      this.text += text.length;
+      const size = this.appendUtf8(c, values[code]!);
+      lengths[r] = size;
+      this.text += size;
     }
-    this.dicts[c]!.clear();
+    this.dictSlots[c]!.fill(-1);
     this.dictValues[c] = [];
+  }
+
+  /**
+   * Appends text to column c's buffer as Parquet's PLAIN encoding stores a string: a 4-byte little-endian
+   * length, then the UTF-8 bytes. Returns the length in bytes (without the prefix).
+   */
+  private appendUtf8(c: number, text: string): number {
+    const at = this.utf8Used[c]!;
+    let buf = this.utf8[c]!;
+    if (at + 4 + text.length * 3 > buf.length) {
+      const grown = new Uint8Array(Math.max(buf.length * 2, at + 4 + text.length * 3));
+      grown.set(buf.subarray(0, at));
+      this.utf8[c] = buf = grown;
+    }
+    const end = writeUtf8(text, buf, at + 4);
+    const size = end - at - 4;
+    buf[at] = size;
+    buf[at + 1] = size >>> 8;
+    buf[at + 2] = size >>> 16;
+    buf[at + 3] = size >>> 24;
+    this.utf8Used[c] = end;
+    return size;
   }
 
   /** Writes a safe integer as int64 without creating a BigInt: low and high 32-bit words. */
@@ -291,15 +349,19 @@ export class RowBatchBuilder {
       const kind = this.kinds[c];
       const nulls = this.nullable[c] && kind !== STRING ? cut(this.nulls[c]!) : undefined;
       if (kind === STRING && this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: cut(this.lengths[c]!) });
-      else if (kind === STRING) columns.push({ kind: 'string', text: this.pieces[c]!.join(''), lengths: cut(this.lengths[c]!) });
+      else if (kind === STRING) {
+        const used = this.utf8Used[c]!;
+        const bytes = copiedNow ? this.utf8[c]!.subarray(0, used) : this.utf8[c]!.slice(0, used);
+        columns.push({ kind: 'utf8', bytes, lengths: cut(this.lengths[c]!) });
+      }
       else if (kind === DATE) columns.push({ kind: 'int32', values: cut(this.i32[c]!), ...(nulls ? { nulls } : {}) });
       else columns.push({ kind: 'int64', values: cut(this.i64[c]!), ...(nulls ? { nulls } : {}) });
     }
     this.rows = 0;
     this.text = 0;
     for (const c of this.stringCols) {
-      this.pieces[c] = [];
-      this.dicts[c]!.clear();
+      this.utf8Used[c] = 0;
+      this.dictSlots[c]!.fill(-1);
       this.dictValues[c] = [];
     }
     return { rows, columns };
@@ -310,8 +372,8 @@ export class RowBatchBuilder {
     const cap = BATCH_ROWS;
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
-      this.pieces.push([]);
-      this.dicts.push(new Map());
+      this.utf8.push(kind === STRING ? new Uint8Array(1 << 16) : EMPTY_U8);
+      this.dictSlots.push(kind === STRING ? new Int16Array(DICT_MASK + 1).fill(-1) : EMPTY_I16);
       this.dictValues.push([]);
       this.lengths.push(kind === STRING ? new Int32Array(cap) : EMPTY_I32);
       const i64 = kind === BIGINT || kind === DECIMAL || kind === TIMESTAMP ? new BigInt64Array(cap) : EMPTY_I64;
@@ -324,3 +386,41 @@ export class RowBatchBuilder {
   }
 }
 
+
+/**
+ * Writes text as UTF-8 at out[at] (room for 3 bytes a UTF-16 unit must be there); returns the end. The
+ * bytes Buffer.from(text, 'utf8') would give: a lone surrogate becomes U+FFFD.
+ */
+export function writeUtf8(text: string, out: Uint8Array, at: number): number {
+  let p = at;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    let c = text.charCodeAt(i);
+    if (c < 0x80) {
+      out[p++] = c;
+      continue;
+    }
+    if (c < 0x800) {
+      out[p++] = 0xc0 | (c >> 6);
+      out[p++] = 0x80 | (c & 0x3f);
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = i + 1 < n ? text.charCodeAt(i + 1) : 0;
+      if (c <= 0xdbff && (next & 0xfc00) === 0xdc00) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00);
+        out[p++] = 0xf0 | (cp >> 18);
+        out[p++] = 0x80 | ((cp >> 12) & 0x3f);
+        out[p++] = 0x80 | ((cp >> 6) & 0x3f);
+        out[p++] = 0x80 | (cp & 0x3f);
+        i++;
+        continue;
+      }
+      c = 0xfffd;
+    }
+    out[p++] = 0xe0 | (c >> 12);
+    out[p++] = 0x80 | ((c >> 6) & 0x3f);
+    out[p++] = 0x80 | (c & 0x3f);
+  }
+  return p;
+}

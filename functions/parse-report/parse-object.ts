@@ -43,7 +43,25 @@ export interface ParseDeps {
   convert?: Pick<ConvertOptions, 'encoder' | 'workerUrl' | 'rowGroupRows' | 'rowGroupBytes'>;
   /** Multipart part size of the Parquet upload (default 8 MiB). */
   partSizeBytes?: number;
+  /**
+   * Parse large CSV files on two threads, the second part from a second (ranged) read of the raw object
+   * (csv-split.ts). For local runs, where a second core is there; the parse function leaves it off.
+   */
+  splitParse?: boolean;
 }
+
+/** Files from this size on are split when `splitParse` is set: below it a second thread costs more than it saves. */
+export const SPLIT_MIN_BYTES = 16 * 1024 * 1024;
+/**
+ * Where the cut goes, as a share of the file. The middle: this thread also reads (and hashes) the whole file
+ * and uploads the Parquet, but the worker starts later (its isolate, its own compilation of the parser).
+ */
+const SPLIT_AT = 0.5;
+/**
+ * The worker's part is at most this much CSV: its Parquet waits in memory until this thread's part is
+ * written (~20% of it, so ~20 MB at most). A larger file gets the gain of splitting only for this much of it.
+ */
+const SPLIT_MAX_TAIL_BYTES = 96 * 1024 * 1024;
 
 /** The object an S3 event names. */
 export interface RawObjectRef {
@@ -154,7 +172,13 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
       ...(conversion
         ? {
             rows: { read: conversion.rowsRead, written: conversion.rowsWritten, rejected: conversion.rowsRejected, emptyLines: conversion.emptyLines },
-            conversion: { rowGroups: conversion.rowGroups, encoder: conversion.encoder, timings: conversion.timings, durationMs: conversion.durationMs },
+            conversion: {
+              rowGroups: conversion.rowGroups,
+              encoder: conversion.encoder,
+              timings: conversion.timings,
+              durationMs: conversion.durationMs,
+              ...(conversion.split ? { split: conversion.split } : {}),
+            },
           }
         : {}),
       // What readers compare with the current definition to find windows written under an older one.
@@ -247,9 +271,19 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     // never leaves an older run's rejects beside a table that no longer lacks them.
     rejects = sink(keys.rejected, REJECTS_CONTENT_TYPE);
     deferredRejects = deferringEnd(rejects);
+    const size = opened.contentLength;
+    const split =
+      deps.splitParse && size !== undefined && size >= SPLIT_MIN_BYTES
+        ? {
+            at: Math.max(Math.floor(size * SPLIT_AT), size - SPLIT_MAX_TAIL_BYTES),
+            tail: async (from: number) =>
+              (await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: opened.versionId ?? object.versionId, from, ...(opened.etag ? { ifMatch: opened.etag } : {}) })).body,
+          }
+        : undefined;
     try {
       conversion = await convertCsvToParquet({
         ...deps.convert,
+        ...(split ? { split } : {}),
         input: raw.stream,
         output: table,
         rejects: deferredRejects.sink,

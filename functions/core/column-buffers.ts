@@ -1,0 +1,512 @@
+import { ByteBuffer, bitWidth, int64Of } from './parquet-pages.js';
+import type { WireColumn } from './row-group-buffer.js';
+
+/**
+ * A row group's columns, filled batch by batch as the batches arrive (parquet-encoder.ts), in the typed
+ * forms the pages are written from: INT64 values as 32-bit word pairs, dates as an Int32Array, strings as
+ * one UTF-8 buffer with the end of each value, or as a dictionary merged from the batches' own small
+ * dictionaries with an index per value. Nulls are taken out as they come (the rows' definition levels are
+ * kept beside). The buffers are reused from group to group, so a group costs no allocation per value and
+ * little garbage: only what the batches themselves are.
+ */
+
+/** The non-null values of a column chunk, with the rows' definition levels (1 = a value, 0 = null; null for a required column). */
+export interface Int64Values {
+  kind: 'int64';
+  /** Little-endian word pairs (low, high) of the non-null values. */
+  words: Int32Array;
+  count: number;
+  defined: Uint8Array | null;
+}
+export interface Int32Values {
+  kind: 'int32';
+  values: Int32Array;
+  count: number;
+  defined: Uint8Array | null;
+}
+export interface Utf8Values {
+  kind: 'utf8';
+  /**
+   * The values as a PLAIN page holds them: each a 4-byte little-endian length, then its UTF-8 bytes. Value
+   * k ends at ends[k] and starts 4 bytes after the end of value k-1 (after 0 for the first).
+   */
+  data: Uint8Array;
+  ends: Int32Array;
+  count: number;
+  defined: Uint8Array | null;
+}
+export type ChunkValues = Int64Values | Int32Values | Utf8Values;
+
+/** A dictionary, each non-null value's index into it, and the rows' definition levels. */
+export interface Dictionary {
+  entries: ChunkValues;
+  indexes: Int32Array;
+  defined: Uint8Array | null;
+}
+
+/** How a chunk is written: a dictionary and its indexes, or the values themselves. */
+export type ChunkPlan = { dictionary: Dictionary; values?: undefined } | { values: ChunkValues; dictionary?: undefined };
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function grownI32(a: Int32Array, need: number): Int32Array {
+  if (need <= a.length) return a;
+  const b = new Int32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+function grownU8(a: Uint8Array, need: number): Uint8Array {
+  if (need <= a.length) return a;
+  const b = new Uint8Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+/**
+ * Keeps a dictionary only when it at least halves the chunk, the rule hyparquet-writer applies: the
+ * dictionary's values (plus 4 bytes a string) and the bit-packed indexes against the PLAIN values.
+ */
+function halves(entryBytes: number, entries: number, plainBytes: number, count: number): boolean {
+  if (entries === 0) return false;
+  const indexBytes = Math.ceil((count * bitWidth(entries - 1)) / 8);
+  return 2 * (entryBytes + indexBytes) <= plainBytes;
+}
+
+/** A column buffer: append the batches of a group, then plan() its chunk, then reset() for the next group. */
+export interface ColumnBuffer {
+  append(part: WireColumn): void;
+  plan(): ChunkPlan;
+  reset(): void;
+}
+
+abstract class NullableBuffer {
+  protected rows = 0;
+  protected count = 0;
+  protected defined: Uint8Array;
+
+  constructor(protected readonly nullable: boolean) {
+    this.defined = new Uint8Array(nullable ? 4096 : 0);
+  }
+
+  protected definedLevels(): Uint8Array | null {
+    return this.nullable ? this.defined.subarray(0, this.rows) : null;
+  }
+
+  reset(): void {
+    this.rows = 0;
+    this.count = 0;
+  }
+}
+
+/* ------------------------------------------------------------------ numbers */
+
+/** hyparquet-writer's sample test for numbers: no dictionary when over 90% of 1,000 values spread over the chunk are distinct. */
+function mostlyDistinct(count: number, key: (k: number) => number | string): boolean {
+  const n = Math.min(count, 1000);
+  if (n === 0) return true;
+  const seen = new Set<number | string>();
+  for (let i = 0; i < n; i++) seen.add(key(n === 1 ? 0 : Math.floor((i * (count - 1)) / (n - 1))));
+  return seen.size / n > 0.9;
+}
+
+/** A dictionary of numbers when it pays, built with exact keys; `take` copies entry k's value out. */
+function numberDictionary(values: Int64Values | Int32Values, key: (k: number) => number | string): Dictionary | undefined {
+  const count = values.count;
+  if (mostlyDistinct(count, key)) return undefined;
+  const index = new Map<number | string, number>();
+  const indexes = new Int32Array(count);
+  const first: number[] = []; // where each entry was first seen
+  for (let k = 0; k < count; k++) {
+    const v = key(k);
+    let i = index.get(v);
+    if (i === undefined) {
+      i = first.length;
+      index.set(v, i);
+      first.push(k);
+    }
+    indexes[k] = i;
+  }
+  const width = values.kind === 'int64' ? 8 : 4;
+  if (!halves(first.length * width, first.length, count * width, count)) return undefined;
+  let entries: ChunkValues;
+  if (values.kind === 'int64') {
+    const words = new Int32Array(first.length * 2);
+    first.forEach((k, i) => {
+      words[2 * i] = values.words[2 * k]!;
+      words[2 * i + 1] = values.words[2 * k + 1]!;
+    });
+    entries = { kind: 'int64', words, count: first.length, defined: null };
+  } else {
+    entries = { kind: 'int32', values: Int32Array.from(first, (k) => values.values[k]!), count: first.length, defined: null };
+  }
+  return { entries, indexes, defined: values.defined };
+}
+
+/** bigint, decimal and timestamp columns: INT64. */
+export class Int64Buffer extends NullableBuffer implements ColumnBuffer {
+  private words: Int32Array = new Int32Array(2 * 4096);
+
+  /** `dictionary`: whether a dictionary may be tried (not for DELTA_BINARY_PACKED columns). */
+  constructor(nullable: boolean, private readonly dictionary: boolean) {
+    super(nullable);
+  }
+
+  append(part: WireColumn): void {
+    if (part.kind !== 'int64') throw new Error('batch columns out of order');
+    const n = part.values.length;
+    const src = LITTLE_ENDIAN ? new Int32Array(part.values.buffer, part.values.byteOffset, 2 * n) : littleEndianWords(part.values);
+    this.words = grownI32(this.words, 2 * (this.count + n));
+    const nulls = part.nulls;
+    if (!this.nullable || !nulls) {
+      this.words.set(src, 2 * this.count);
+      this.count += n;
+      if (this.nullable) {
+        this.defined = grownU8(this.defined, this.rows + n);
+        this.defined.fill(1, this.rows, this.rows + n);
+      }
+      this.rows += n;
+      return;
+    }
+    this.defined = grownU8(this.defined, this.rows + n);
+    const words = this.words;
+    const defined = this.defined;
+    let count = this.count;
+    for (let i = 0; i < n; i++) {
+      if (nulls[i] === 1) {
+        defined[this.rows + i] = 0;
+        continue;
+      }
+      defined[this.rows + i] = 1;
+      words[2 * count] = src[2 * i]!;
+      words[2 * count + 1] = src[2 * i + 1]!;
+      count++;
+    }
+    this.count = count;
+    this.rows += n;
+  }
+
+  values(): Int64Values {
+    return { kind: 'int64', words: this.words.subarray(0, 2 * this.count), count: this.count, defined: this.definedLevels() };
+  }
+
+  plan(): ChunkPlan {
+    const values = this.values();
+    const words = values.words;
+    // An exact Map key: the number when it is safe, else the two words.
+    const key = (k: number): number | string => {
+      const lo = words[2 * k]! >>> 0;
+      const hi = words[2 * k + 1]!;
+      return hi >= -0x200000 && hi < 0x200000 ? hi * 4294967296 + lo : `${hi}:${lo}`;
+    };
+    const dictionary = this.dictionary ? numberDictionary(values, key) : undefined;
+    return dictionary ? { dictionary } : { values };
+  }
+}
+
+function littleEndianWords(values: BigInt64Array): Int32Array {
+  const words = new Int32Array(values.length * 2);
+  for (let i = 0; i < values.length; i++) {
+    words[2 * i] = Number(BigInt.asIntN(32, values[i]!));
+    words[2 * i + 1] = Number(BigInt.asIntN(32, values[i]! >> 32n));
+  }
+  return words;
+}
+
+/** date columns: INT32 days. */
+export class Int32Buffer extends NullableBuffer implements ColumnBuffer {
+  private data: Int32Array = new Int32Array(4096);
+
+  append(part: WireColumn): void {
+    if (part.kind !== 'int32') throw new Error('batch columns out of order');
+    const n = part.values.length;
+    this.data = grownI32(this.data, this.count + n);
+    const nulls = part.nulls;
+    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
+    if (!this.nullable || !nulls) {
+      this.data.set(part.values, this.count);
+      this.count += n;
+      if (this.nullable) this.defined.fill(1, this.rows, this.rows + n);
+      this.rows += n;
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const present = nulls[i] === 1 ? 0 : 1;
+      this.defined[this.rows + i] = present;
+      if (present) this.data[this.count++] = part.values[i]!;
+    }
+    this.rows += n;
+  }
+
+  plan(): ChunkPlan {
+    const values: Int32Values = { kind: 'int32', values: this.data.subarray(0, this.count), count: this.count, defined: this.definedLevels() };
+    const dictionary = numberDictionary(values, (k) => values.values[k]!);
+    return dictionary ? { dictionary } : { values };
+  }
+}
+
+/* ------------------------------------------------------------------ strings */
+
+/** Distinct values among a text chunk's first SAMPLE that make a dictionary worth building: at most half (or fewer than 16 values). */
+const SAMPLE = 512;
+
+/**
+ * string columns. While every batch comes as a dictionary (few distinct values: currency, type,
+ * merchant) the batches' dictionaries are merged and their codes remapped once per batch; the chunk then
+ * goes to a dictionary page if that halves it. Text batches (UTF-8 and byte lengths) are appended as
+ * they are; a chunk of text still becomes a dictionary when its first values repeat enough and the
+ * whole chunk halves.
+ */
+export class StringBuffer extends NullableBuffer implements ColumnBuffer {
+  /** 'dict' while only dictionary batches came. */
+  private mode: 'dict' | 'text' = 'dict';
+  // dictionary state
+  private index = new Map<string, number>();
+  private entries: string[] = [];
+  private entryBytes: Uint8Array[] = [];
+  private uses: Int32Array = new Int32Array(64);
+  private indexes: Int32Array = new Int32Array(4096);
+  // text state
+  private readonly text = new ByteBuffer(1 << 16);
+  private ends: Int32Array = new Int32Array(4096);
+
+  append(part: WireColumn): void {
+    if (part.kind === 'dict') {
+      if (this.mode === 'dict') this.appendCodes(part.values, part.codes);
+      else this.appendDictAsText(part.values, part.codes);
+      return;
+    }
+    if (part.kind !== 'utf8') throw new Error('batch columns out of order');
+    if (this.mode === 'dict') this.toText();
+    const { bytes, lengths } = part;
+    const n = lengths.length;
+    this.ends = grownI32(this.ends, this.count + n);
+    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
+    // already in the PLAIN layout: one copy
+    let at = this.text.pos;
+    this.text.copy(bytes, 0, bytes.length);
+    const ends = this.ends;
+    let count = this.count;
+    for (let i = 0; i < n; i++) {
+      const len = lengths[i]!;
+      if (len < 0) {
+        if (this.nullable) this.defined[this.rows + i] = 0;
+        continue;
+      }
+      if (this.nullable) this.defined[this.rows + i] = 1;
+      at += 4 + len;
+      ends[count++] = at;
+    }
+    this.count = count;
+    this.rows += n;
+  }
+
+  private appendCodes(values: readonly string[], codes: Int32Array): void {
+    const remap = new Int32Array(values.length);
+    for (let j = 0; j < values.length; j++) {
+      const v = values[j]!;
+      let i = this.index.get(v);
+      if (i === undefined) {
+        i = this.entries.length;
+        this.index.set(v, i);
+        this.entries.push(v);
+        this.entryBytes.push(Buffer.from(v, 'utf8'));
+      }
+      remap[j] = i;
+    }
+    this.uses = grownI32(this.uses, this.entries.length);
+    const n = codes.length;
+    this.indexes = grownI32(this.indexes, this.count + n);
+    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
+    const indexes = this.indexes;
+    const uses = this.uses;
+    let count = this.count;
+    for (let k = 0; k < n; k++) {
+      const code = codes[k]!;
+      if (code < 0) {
+        this.defined[this.rows + k] = 0;
+        continue;
+      }
+      if (this.nullable) this.defined[this.rows + k] = 1;
+      const i = remap[code]!;
+      indexes[count++] = i;
+      uses[i]!++;
+    }
+    this.count = count;
+    this.rows += n;
+  }
+
+  private appendDictAsText(values: readonly string[], codes: Int32Array): void {
+    const encoded = values.map((v) => Buffer.from(v, 'utf8'));
+    const n = codes.length;
+    this.ends = grownI32(this.ends, this.count + n);
+    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
+    for (let k = 0; k < n; k++) {
+      const code = codes[k]!;
+      if (code < 0) {
+        this.defined[this.rows + k] = 0;
+        continue;
+      }
+      if (this.nullable) this.defined[this.rows + k] = 1;
+      this.ends[this.count++] = appendPrefixed(this.text, encoded[code]!);
+    }
+    this.rows += n;
+  }
+
+  /** The values so far, from dictionary indexes to text. */
+  private toText(): void {
+    this.mode = 'text';
+    this.ends = grownI32(this.ends, this.count);
+    for (let k = 0; k < this.count; k++) this.ends[k] = appendPrefixed(this.text, this.entryBytes[this.indexes[k]!]!);
+  }
+
+  private textValues(): Utf8Values {
+    return { kind: 'utf8', data: this.text.bytes, ends: this.ends.subarray(0, this.count), count: this.count, defined: this.definedLevels() };
+  }
+
+  plan(): ChunkPlan {
+    if (this.mode === 'dict') {
+      let entryBytes = 0;
+      let plainBytes = 0;
+      this.entryBytes.forEach((b, i) => {
+        entryBytes += b.length + 4;
+        plainBytes += (b.length + 4) * this.uses[i]!;
+      });
+      if (halves(entryBytes, this.entries.length, plainBytes, this.count)) {
+        return { dictionary: { entries: utf8Entries(this.entryBytes), indexes: this.indexes.subarray(0, this.count), defined: this.definedLevels() } };
+      }
+      this.toText();
+      return { values: this.textValues() };
+    }
+    const values = this.textValues();
+    return textDictionary(values) ?? { values };
+  }
+
+  override reset(): void {
+    super.reset();
+    this.mode = 'dict';
+    this.index.clear();
+    this.entries = [];
+    this.entryBytes = [];
+    this.uses.fill(0);
+    this.text.pos = 0;
+  }
+}
+
+/** Appends a value in the PLAIN layout (4-byte length, bytes); returns where it ends. */
+function appendPrefixed(out: ByteBuffer, bytes: Uint8Array): number {
+  out.u32(bytes.length);
+  out.copy(bytes, 0, bytes.length);
+  return out.pos;
+}
+
+function utf8Entries(encoded: readonly Uint8Array[]): Utf8Values {
+  const out = new ByteBuffer(encoded.reduce((n, b) => n + 4 + b.length, 0));
+  const ends = new Int32Array(encoded.length);
+  encoded.forEach((b, i) => (ends[i] = appendPrefixed(out, b)));
+  return { kind: 'utf8', data: out.bytes, ends, count: encoded.length, defined: null };
+}
+
+/**
+ * A dictionary for a chunk of text when its first values say it may pay (few distinct among them) and the
+ * whole chunk then halves. Values are keyed by their bytes read as latin1 (one character a byte: exact).
+ */
+function textDictionary(values: Utf8Values): { dictionary: Dictionary } | undefined {
+  const { data, ends, count } = values;
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const key = (k: number) => buf.toString('latin1', (k ? ends[k - 1]! : 0) + 4, ends[k]!);
+  const sampled = Math.min(count, SAMPLE);
+  const seen = new Set<string>();
+  for (let k = 0; k < sampled; k++) seen.add(key(k));
+  if (!(sampled < 16 || seen.size <= sampled / 2)) return undefined;
+  const index = new Map<string, number>();
+  const first: number[] = [];
+  const indexes = new Int32Array(count);
+  let entryBytes = 0;
+  for (let k = 0; k < count; k++) {
+    const v = key(k);
+    let i = index.get(v);
+    if (i === undefined) {
+      i = first.length;
+      index.set(v, i);
+      first.push(k);
+      entryBytes += v.length + 4;
+    }
+    indexes[k] = i;
+  }
+  const plainBytes = count ? ends[count - 1]! : 0;
+  if (!halves(entryBytes, first.length, plainBytes, count)) return undefined;
+  const entries = first.map((k) => data.subarray((k ? ends[k - 1]! : 0) + 4, ends[k]!));
+  return { dictionary: { entries: utf8Entries(entries), indexes, defined: values.defined } };
+}
+
+/* ------------------------------------------------------------------ statistics */
+
+/** min/max of the non-null values (all of them, or a dictionary's entries), as hyparquet-writer's footer takes them. */
+export function minMax(values: ChunkValues): { min_value?: number | bigint | Uint8Array; max_value?: number | bigint | Uint8Array } {
+  if (values.count === 0) return {};
+  if (values.kind === 'int32') {
+    let min = values.values[0]!;
+    let max = min;
+    for (let k = 1; k < values.count; k++) {
+      const v = values.values[k]!;
+      if (v < min) min = v;
+      else if (v > max) max = v;
+    }
+    return { min_value: min, max_value: max };
+  }
+  if (values.kind === 'int64') {
+    const w = values.words;
+    let minLo = w[0]! >>> 0;
+    let minHi = w[1]!;
+    let maxLo = minLo;
+    let maxHi = minHi;
+    for (let k = 1; k < values.count; k++) {
+      const lo = w[2 * k]! >>> 0;
+      const hi = w[2 * k + 1]!;
+      if (hi < minHi || (hi === minHi && lo < minLo)) {
+        minHi = hi;
+        minLo = lo;
+      } else if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
+        maxHi = hi;
+        maxLo = lo;
+      }
+    }
+    return { min_value: int64Of(minLo, minHi), max_value: int64Of(maxLo, maxHi) };
+  }
+  const { data, ends } = values;
+  // Byte order, compared 4 bytes at a time as big-endian words (most values differ in their first bytes).
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let minFrom = 4;
+  let minTo = ends[0]!;
+  let maxFrom = minFrom;
+  let maxTo = minTo;
+  for (let k = 1; k < values.count; k++) {
+    const from = ends[k - 1]! + 4;
+    const to = ends[k]!;
+    if (compareUtf8(view, data, from, to, minFrom, minTo) < 0) {
+      minFrom = from;
+      minTo = to;
+    } else if (compareUtf8(view, data, from, to, maxFrom, maxTo) > 0) {
+      maxFrom = from;
+      maxTo = to;
+    }
+  }
+  // Copies: the footer keeps them until the end, and the buffer is reused by the next group.
+  return { min_value: data.slice(minFrom, minTo), max_value: data.slice(maxFrom, maxTo) };
+}
+
+/** Unsigned byte order of data[a, aTo) and data[b, bTo) (Parquet's order for UTF8 min/max). */
+function compareUtf8(view: DataView, data: Uint8Array, a: number, aTo: number, b: number, bTo: number): number {
+  const n = Math.min(aTo - a, bTo - b);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const x = view.getUint32(a + i);
+    const y = view.getUint32(b + i);
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  for (; i < n; i++) {
+    const d = data[a + i]! - data[b + i]!;
+    if (d !== 0) return d;
+  }
+  return aTo - a - (bTo - b);
+}

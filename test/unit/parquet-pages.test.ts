@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
+import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
+import { snappyUncompress } from 'hyparquet';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { ByteBuffer, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
+import { SafeIntegerSet } from '../../functions/core/row-tally.js';
+
+/**
+ * The byte-level encoders the converter writes pages with (parquet-pages.ts) and the patched Snappy
+ * compressor, read back by hyparquet's own decoders: every value exact, whatever its width. The files
+ * themselves are read by DuckDB, arrow-rs and polars in parquet-engines.test.ts and test/reliability.
+ */
+
+const reader = (bytes: Uint8Array) => ({ view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset: 0 });
+
+function deltaRoundTrip(values: bigint[]): bigint[] {
+  const words = new Int32Array(new BigInt64Array(values).buffer);
+  const out = new ByteBuffer(16);
+  writeDeltaInt64(out, words, 0, values.length);
+  const decoded = new BigInt64Array(values.length);
+  deltaBinaryUnpack(reader(out.view()), values.length, decoded);
+  return [...decoded];
+}
+
+describe('Parquet page encoders (parquet-pages.ts)', () => {
+  it('DELTA_BINARY_PACKED: any int64, deltas of every width up to 64 bits', () => {
+    const max = 2n ** 63n - 1n;
+    const min = -(2n ** 63n);
+    const cases: bigint[][] = [
+      [1n],
+      [min, max, min, 0n, max, -1n, 1n],
+      Array.from({ length: 1000 }, (_, i) => 4_100_000_000n + BigInt(i) * 3n), // rising ids: width 0 after the minimum
+      Array.from({ length: 300 }, (_, i) => (i % 100 === 99 ? 9007199254740993n + BigInt(i) : 4_100_000_000n + BigInt(i))), // ids beyond 2^53 now and then
+      Array.from({ length: 129 }, (_, i) => BigInt(i) ** 9n * (i % 2 ? 1n : -1n)),
+    ];
+    for (const values of cases) assert.deepEqual(deltaRoundTrip(values), values);
+    fc.assert(fc.property(fc.array(fc.bigInt({ min, max }), { minLength: 1, maxLength: 400 }), (values) => assert.deepEqual(deltaRoundTrip(values), values)), { numRuns: 300 });
+  });
+
+  it('RLE/bit-packed hybrid: runs and bit-packed groups, widths 0 to 20', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.array(fc.tuple(fc.nat(1000), fc.integer({ min: 1, max: 40 })), { maxLength: 60 }), (width, runs) => {
+        const values = Int32Array.from(runs.flatMap(([v, n]) => Array<number>(n).fill(width === 0 ? 0 : v % 2 ** width)));
+        const out = new ByteBuffer(16);
+        writeRleHybrid(out, values, 0, values.length, width);
+        const decoded = new Int32Array(values.length);
+        readRleBitPackedHybrid(reader(out.view()), width, decoded, out.pos);
+        assert.deepEqual([...decoded], [...values]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("the patched Snappy compressor round-trips through hyparquet's decompressor", () => {
+    const text = Buffer.from('"ORD-1A2B3C4D","Оплата заказа №1","2026-11-20 00:00:00"\r\n'.repeat(3000));
+    const random = Uint8Array.from({ length: 200_000 }, (_, i) => (Math.imul(i, 2654435761) >>> 13) & 0xff);
+    for (const input of [new Uint8Array(0), text.subarray(0, 7), text.subarray(0, 20), text, random, Buffer.concat([text, random, text])]) {
+      const out = new Uint8Array(input.length);
+      snappyUncompress(snappyCompress(input), out);
+      assert.deepEqual(Buffer.from(out), Buffer.from(input));
+    }
+  });
+
+  it('a set of safe integers: rising values without hashing, then any order', () => {
+    const set = new SafeIntegerSet();
+    for (let i = 0; i < 10_000; i++) assert.equal(set.add(1000 + i * 7), true);
+    assert.equal(set.values().length, 10_000);
+    assert.equal(set.add(1000 + 70), false, 'a value not above the last one: to the hash table, found');
+    assert.deepEqual([set.add(5), set.add(5), set.add(1000 + 9999 * 7), set.add(2 ** 52)], [true, false, false, true]);
+    assert.equal(set.size, 10_002);
+    assert.deepEqual([...set.values()].sort((a, b) => a - b).slice(0, 2), [5, 1000]);
+  });
+});
