@@ -15,7 +15,15 @@ export default tseslint.config(
     // The core must stay pure: the same code runs in Lambda, locally and in tests.
     files: ['functions/core/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@aws-sdk/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'], message: 'functions/core/ is pure: put AWS calls in functions/aws/.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@aws-sdk/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'], message: 'functions/core/ is pure: put AWS calls in functions/aws/.' },
+            { group: ['esbuild', 'tsx', 'tsx/*', 'typescript'], message: 'functions/core/ is pure: build tooling belongs in functions/runtime/ or lib/.' },
+          ],
+        },
+      ],
     },
   },
 );

@@ -4,7 +4,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /**
- * Generates the benchmark input: a CSV in the shape of the sample report (gateway-spec.md), every
+ * Generates the benchmark input: a CSV in the shape of the provider's sample report (config/reports/transactions.json), every
  * field quoted as the gateway does, CRLF line ends, with the hard cases mixed in at fixed rates so
  * that the converter's slow paths are part of what is measured:
  * commas, doubled quotes and CR / LF / CRLF inside values, Cyrillic, negative amounts,

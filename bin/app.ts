@@ -8,7 +8,7 @@ import { addCompliancePacks } from '../lib/compliance.js';
 import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
 
 /**
- * The CDK app: one stack per environment in config/environments/ (PaynetReports-<name>), checked by
+ * The CDK app: one stack per config/environments/<name>.json (PaynetReports-<name>), checked by
  * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs on every synthesis.
  *
  * Context:
@@ -21,8 +21,8 @@ const override = app.node.tryGetContext('handlerEntry') as string | undefined;
 const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
 const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
 /**
- * A broken catalog (file, report, field) or a saved query Athena cannot parse (file, line, column) stops the
- * synthesis with its message instead of a stack trace.
+ * A broken catalog or environment (file, field) or a saved query Athena cannot parse (file, line, column) stops
+ * the synthesis with its message instead of a stack trace.
  */
 function orExit<T>(step: () => T): T {
   try {
@@ -34,8 +34,10 @@ function orExit<T>(step: () => T): T {
   }
 }
 const reports = orExit(() => loadCatalog().reports);
+// Every config/environments/*.json: a new environment is a new file, no edit here.
+const environments = orExit(() => loadEnvironments());
 
-for (const config of loadEnvironments()) {
+for (const config of environments) {
   if (only && !only.includes(config.name)) continue;
   orExit(() => new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries }));
 }

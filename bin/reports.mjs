@@ -6,7 +6,8 @@
  * thread with its own V8 isolate (~35 MB resident for the whole run) through which every import of the
  * command (the AWS SDK alone is hundreds of modules) is resolved, one message round trip each.
  *
- * The compiled modules live in node_modules/.cache/paynet-reports-pipeline/cli/: the project's own code
+ * The compiled modules live in node_modules/.cache/paynet-reports-pipeline/cli/<checkout>/ (bin/cli-cache.mjs: one
+ * directory per checkout, as checkouts may share node_modules): the project's own code
  * bundled (lazy imports kept as chunks), packages left as imports (but dt-sql-parser, which plain node
  * cannot load: see `bundleUnloadable`). They are rebuilt when any source they were built from (or
  * package.json, tsconfig.json, this file) is newer than the build, so an edit is picked up by the next run. Each source file keeps its own `import.meta.url`, so paths it derives from
@@ -20,12 +21,13 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cliCacheDir } from './cli-cache.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const cacheDir = join(root, 'node_modules', '.cache', 'paynet-reports-pipeline', 'cli');
+const cacheDir = cliCacheDir(root);
 const currentFile = join(cacheDir, 'current.json');
 /** Inputs of every build beside those esbuild reports: they change how the sources compile. */
-const alwaysChecked = [fileURLToPath(import.meta.url), join(root, 'package.json'), join(root, 'tsconfig.json')];
+const alwaysChecked = [fileURLToPath(import.meta.url), join(root, 'bin', 'cli-cache.mjs'), join(root, 'package.json'), join(root, 'tsconfig.json')];
 
 /** @typedef {{ dir: string, builtAt: number, inputs: string[] }} Current */
 

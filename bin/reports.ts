@@ -5,16 +5,26 @@
  * local/cli/<command>.ts, loaded lazily so each starts fast.
  */
 import { Command, Option } from 'commander';
+import { DECODABLE_CODINGS } from '../functions/core/content-coding.js';
 import { isPipelineError } from '../functions/core/errors.js';
+import { BODY_SIGNING, BODY_SIGNING_RULES, DEFAULT_BODY_SIGNING } from '../functions/core/oauth.js';
+import { SECRET_SHAPES } from '../functions/core/secret.js';
 import { wholeNumber } from '../local/args/option-values.js';
+import { FAULTS, FAULT_MODES } from '../local/simulator/faults.js';
+import { TEST_ACCOUNT_FILE_NAMES } from '../local/simulator/test-accounts.js';
 
 const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();
 
-/** `sign` and `check` sign alike: the body-signing rule is one option (functions/core/oauth.ts BodySigningRule). */
+/** `sign` and `check` sign alike: the body-signing rule is one option, its choices and their meaning from functions/core/oauth.ts. */
 const bodySigningOption = () =>
-  new Option('--body-signing <rule>', 'how the JSON body enters the base string').choices(['excluded', 'asFormParameters']).default('excluded');
+  new Option('--body-signing <rule>', `how the JSON body enters the base string: ${BODY_SIGNING_RULES.map((r) => `${r}: ${BODY_SIGNING[r].meaning}`).join('; ')}`)
+    .choices(BODY_SIGNING_RULES)
+    .default(DEFAULT_BODY_SIGNING);
+
+/** The secret file's help, from the signature methods' entries (functions/core/signature-methods.ts). */
+const SECRET_FILE_HELP = `the gateway secret JSON: ${SECRET_SHAPES}`;
 
 /** The embedded simulator's volume shape, alike on `simulator`, `run` and `backfill` (local/simulator/volume.ts). */
 const weekdayVolumeOption = () =>
@@ -29,7 +39,7 @@ program
   .option('--from <date>', 'first window start, inclusive (YYYY-MM-DD in the report time zone); default: yesterday')
   .option('--to <date>', 'end, exclusive (YYYY-MM-DD); default: the start of the current window')
   .option('--gateway-url <url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) instead of the simulator')
-  .option('--secret-file <file>', 'the gateway secret JSON: {"login","controlKey"}, or RSA-SHA256 with "privateKeyPem"')
+  .option('--secret-file <file>', SECRET_FILE_HELP)
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
@@ -46,20 +56,18 @@ program
   .description('run the gateway simulator on 127.0.0.1 until Ctrl-C; prints its URL and test credentials')
   .option('--port <n>', 'port (0: any free port)', wholeNumber, 0)
   .option('--path-prefix <prefix>', 'path prefix before /services/v2/rpt-engine', 'paynet-ui')
-  .option('--secrets-dir <dir>', 'where <port>/hmac.json, rsa.json and rsa-public.pem are written (removed at stop)', '.simulator')
+  .option('--secrets-dir <dir>', `where the test accounts' <port>/${TEST_ACCOUNT_FILE_NAMES.join(', ')} are written (removed at stop)`, '.simulator')
   .option('--rows-per-day <n>', 'rows in a one-day report', wholeNumber)
   .addOption(weekdayVolumeOption())
   .addOption(dropDateOption())
   .addOption(
-    new Option('--fault <mode>', 'answer every request with a fault').choices([
-      'slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift',
-    ]),
+    new Option('--fault <mode>', `answer every request with a fault: ${FAULT_MODES.map((m) => `${m}: ${FAULTS[m].does}`).join('; ')}`).choices(FAULT_MODES),
   )
   .option('--times <n>', 'apply the fault to the first n requests only', wholeNumber)
   .option('--delay-ms <n>', 'delay of the slow fault', wholeNumber)
   .option('--retry-after <s>', 'Retry-After seconds of the rateLimited fault', wholeNumber)
   .option('--content-type <type>', 'Content-Type of successful reports ("none": no header), e.g. text/plain, application/octet-stream')
-  .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(['gzip', 'deflate', 'br']))
+  .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(DECODABLE_CODINGS))
   .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
   .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
   .action(async (opts) => {
@@ -71,7 +79,7 @@ program
   .command('sign')
   .description('print the Authorization header and a ready curl command for one report request (to reproduce a call with support)')
   .requiredOption('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine)')
-  .requiredOption('--secret-file <file>', 'the gateway secret JSON')
+  .requiredOption('--secret-file <file>', SECRET_FILE_HELP)
   .option('--report <id>', 'report definition id (config/reports/); default: the only one')
   .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
   .addOption(bodySigningOption())
@@ -87,7 +95,7 @@ program
   .option('--all', 'check every report of the catalog')
   .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
   .option('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine), with --secret-file')
-  .option('--secret-file <file>', 'the gateway secret JSON')
+  .option('--secret-file <file>', SECRET_FILE_HELP)
   .option('--environment <name>', 'endpoint from config/environments/<name>.json, credentials from its Secrets Manager secret (your AWS credentials)')
   .option('--json', 'print the results as JSON')
   .addOption(bodySigningOption())
@@ -136,7 +144,7 @@ program
   .option('--concurrency <n>', 'windows in flight at once: the most requests the gateway sees from the backfill', wholeNumber, 2)
   .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
   .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
-  .option('--secret-file <file>', 'local: the gateway secret JSON (with --gateway-url)')
+  .option('--secret-file <file>', `local, with --gateway-url: ${SECRET_FILE_HELP}`)
   .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
   .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
@@ -148,6 +156,21 @@ program
   .action(async (opts) => {
     const { backfillCommand } = await import('../local/cli/backfill.js');
     process.exitCode = await backfillCommand(opts);
+  });
+
+program
+  .command('reparse')
+  .description('rebuild windows\' Parquet, rejects and manifests from the raw files already stored, with the current definition; never calls the gateway')
+  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
+  .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
+  .option('--lake <dir>', 'local: the lake directory (default ./.lake)')
+  .option('--environment <name>', 'rebuild in that deployment (config/environments/<name>.json) by invoking its parse function (your AWS credentials)')
+  .option('--region <region>', 'with --environment: the AWS region (default: the environment\'s)')
+  .option('--concurrency <n>', 'windows in flight at once', wholeNumber, 2)
+  .action(async (opts) => {
+    const { reparseCommand } = await import('../local/cli/reparse.js');
+    process.exitCode = await reparseCommand(opts);
   });
 
 program

@@ -1,14 +1,16 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { LOG_LEVEL_REFUSAL, LOG_LEVELS, type LogLevel } from '../lib/log-levels.js';
+import { parseDefinitionText } from '../functions/core/definition-json.js';
 import { ConfigurationError } from '../functions/core/errors.js';
 import { DEFAULT_PROJECTION_START, isProjectionDate } from '../functions/core/partition-projection.js';
-import integration from './environments/integration.json' with { type: 'json' };
-import production from './environments/production.json' with { type: 'json' };
 
 /**
- * Deployment environments (one CDK stack each). The JSON files beside this one hold the values; this
- * schema holds the defaults and says why they are what they are. Validated at load with an error that
- * names the file and every bad field, like the report definitions.
+ * Deployment environments (one CDK stack each): every config/environments/*.json is one, no code lists them.
+ * The files hold the values; this schema holds the defaults and says why they are what they are. Validated at
+ * load with an error that names the file and every bad field, like the report definitions (config/reports/).
  */
 
 /** The retention periods CloudWatch Logs accepts (PutRetentionPolicy). */
@@ -38,6 +40,109 @@ const functionSchema = (defaults: { timeoutSeconds: number; memoryMb: number; re
     })
     .strict()
     .default(defaults);
+
+/** An AWS resource id: its prefix, a hyphen and 8 or 17 hexadecimal digits (the short and the long form). */
+const awsId = (prefix: string, what: string) =>
+  z.string().regex(new RegExp(`^${prefix}-([0-9a-f]{8}|[0-9a-f]{17})$`), `must be ${what} id such as ${prefix}-0123456789abcdef0`);
+
+const unique = <T>(items: readonly T[]) => new Set(items).size === items.length;
+
+/**
+ * Where the fetch function's requests come from (lib/egress.ts). Absent: outside any VPC, from whatever address
+ * Lambda has (no cost). A gateway that accepts allow-listed IPv4 addresses only needs one of three forms:
+ * `staticEgressIp` (the stack creates a VPC with a NAT gateway and an Elastic IP), `elasticIpAllocationIds` (the same
+ * VPC with your pre-allocated addresses, which outlive the stack: the provider is given them once), or `vpcId` with
+ * `subnetIds` (your VPC, whose subnets already route 0.0.0.0/0 through a NAT).
+ */
+const networkSchema = z
+  .object({
+    staticEgressIp: z.boolean().optional().describe('true: a VPC with one NAT gateway and an Elastic IP the stack allocates'),
+    elasticIpAllocationIds: z
+      .array(awsId('eipalloc', 'an Elastic IP allocation'))
+      .min(1)
+      // The created VPC spans two Availability Zones (lib/egress.ts), one NAT gateway in each at most.
+      .max(2, 'at most 2: the VPC the stack creates spans two Availability Zones, one NAT gateway (one address) in each')
+      .refine(unique, 'lists an allocation twice')
+      .optional()
+      .describe('Your Elastic IPs (aws ec2 allocate-address), one NAT gateway each: they survive a stack replacement'),
+    vpcId: awsId('vpc', 'a VPC').optional().describe('Your VPC, with subnetIds: the stack creates no network'),
+    subnetIds: z
+      .array(awsId('subnet', 'a subnet'))
+      .min(1)
+      .max(16, 'at most 16: Lambda takes up to 16 subnets')
+      .refine(unique, 'lists a subnet twice')
+      .optional()
+      .describe("Private subnets of vpcId whose route tables send 0.0.0.0/0 to a NAT (not an internet gateway: Lambda's network interfaces have no public IP)"),
+  })
+  .strict();
+
+/** Tag keys and values as AWS accepts them: letters, digits, spaces and _ . : / = + - @ (Tagging API, aws:TagKeys). */
+const TAG_CHARACTERS = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+/** Set by the stack on every resource (lib/reports-pipeline-stack.ts): a user's value would silently lose or win. */
+export const STACK_TAG_KEYS = ['project', 'environment'] as const;
+/** A resource holds at most 50 tags; the stack adds its two, and CDK a Name on VPC resources. */
+const MAX_USER_TAGS = 45;
+
+const tagsSchema = z
+  .record(z.string(), z.string())
+  // Keys checked here, not by a key schema: zod reports a refused record key only as "Invalid key in record".
+  .superRefine((tags, ctx) => {
+    const entries = Object.entries(tags);
+    if (entries.length > MAX_USER_TAGS) ctx.addIssue({ code: 'custom', message: `at most ${MAX_USER_TAGS} tags: a resource holds 50, and the stack adds its own` });
+    for (const [key, value] of entries) {
+      const problem = (message: string) => ctx.addIssue({ code: 'custom', message, path: [key] });
+      if (key.length < 1 || key.length > 128) problem('a tag key has 1 to 128 characters');
+      else if (!TAG_CHARACTERS.test(key)) problem('a tag key holds letters, digits, spaces and _ . : / = + - @ only');
+      else if (/^aws:/i.test(key)) problem('the aws: prefix is reserved for AWS');
+      else if ((STACK_TAG_KEYS as readonly string[]).includes(key)) problem(`the stack sets ${STACK_TAG_KEYS.join(' and ')} itself`);
+      if (value.length > 256) problem('a tag value has at most 256 characters');
+      else if (!TAG_CHARACTERS.test(value)) problem('a tag value holds letters, digits, spaces and _ . : / = + - @ only');
+    }
+  })
+  .describe('Added to every taggable resource and to the stack (CloudFormation passes stack tags on at creation)');
+
+const uuid = (what: string) =>
+  z.string().regex(/^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}$/, `must be the ${what} (a UUID, shown in the console once the team is authorised)`);
+
+/**
+ * Alarm notifications in chat through Amazon Q Developer in chat applications (formerly AWS Chatbot): each channel
+ * subscribes the alarm topic (lib/alarm-chat.ts). The workspace or team is authorised once in that service's console
+ * before the deploy (docs/deploy.md); the ids are copied from there.
+ */
+const alarmChatSchema = z
+  .object({
+    slack: z
+      .array(
+        z
+          .object({
+            workspaceId: z.string().regex(/^[0-9A-Z]{1,255}$/, 'must be the Slack workspace id, e.g. T012ABCDE (the console shows it once the workspace is authorised)'),
+            channelId: z.string().regex(/^[A-Za-z0-9]{1,255}$/, 'must be the Slack channel id, e.g. C012ABCDE (channel details, at the bottom)'),
+          })
+          .strict(),
+      )
+      .refine((l) => unique(l.map((c) => c.channelId)), 'lists a channel twice')
+      .default([]),
+    teams: z
+      .array(
+        z
+          .object({
+            teamId: uuid('Microsoft Teams team id'),
+            channelId: z
+              .string()
+              .max(255)
+              .regex(
+                /^[a-zA-Z0-9\-_=+/.,]*%3[aA][a-zA-Z0-9\-_=+/.,]*%40[a-zA-Z0-9\-_=+/.,]*$/,
+                'must be the channel id as Teams copies it ("Get link to channel"), URL-encoded: 19%3a…%40thread.tacv2',
+              ),
+            tenantId: uuid('Microsoft Teams tenant id'),
+          })
+          .strict(),
+      )
+      .refine((l) => unique(l.map((c) => c.channelId)), 'lists a channel twice')
+      .default([]),
+  })
+  .strict()
+  .default({ slack: [], teams: [] });
 
 export const environmentSchema = z
   .object({
@@ -162,6 +267,18 @@ export const environmentSchema = z
       .default([]),
     /** The freshness alarm fires when no load of a report completed within its window plus this grace. */
     freshnessGraceHours: z.number().int().min(1).max(48).default(6),
+    /** Absent: the fetch function runs outside any VPC (no cost, no fixed address). */
+    network: networkSchema.optional(),
+    /**
+     * A managed policy every IAM role of the stack gets as its permissions boundary, CDK's own helper functions'
+     * roles included (lib/governance.ts): for accounts whose SCP refuses iam:CreateRole without one.
+     */
+    permissionsBoundaryArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:iam::(\d{12}|aws):policy\/.+$/, 'must be an IAM managed policy ARN (arn:aws:iam::<account>:policy/<name>)')
+      .optional(),
+    tags: tagsSchema.default({}),
+    alarmChat: alarmChatSchema,
   })
   .strict()
   .superRefine((e, ctx) => {
@@ -174,7 +291,26 @@ export const environmentSchema = z
     if (e.secret.kmsKeyArn && e.secret.mode === 'create') {
       ctx.addIssue({ code: 'custom', message: 'only for mode "existing": a created secret uses a key the stack creates', path: ['secret', 'kmsKeyArn'] });
     }
+    for (const issue of networkProblems(e.network)) ctx.addIssue({ code: 'custom', ...issue, path: ['network', ...issue.path] });
   });
+
+/** The three forms of `network` exclude each other; each says what it lacks. */
+function networkProblems(n: z.output<typeof networkSchema> | undefined): Array<{ message: string; path: string[] }> {
+  if (!n) return [];
+  const problems: Array<{ message: string; path: string[] }> = [];
+  const existing = n.vpcId !== undefined || n.subnetIds !== undefined;
+  if (existing) {
+    if (n.vpcId === undefined) problems.push({ path: ['vpcId'], message: 'subnetIds need their vpcId' });
+    if (n.subnetIds === undefined) problems.push({ path: ['subnetIds'], message: 'the private subnets of vpcId (routed through its NAT) the fetch function runs in' });
+    if (n.staticEgressIp !== undefined) problems.push({ path: ['staticEgressIp'], message: 'not with vpcId: your VPC brings its own NAT and addresses' });
+    if (n.elasticIpAllocationIds !== undefined) problems.push({ path: ['elasticIpAllocationIds'], message: "not with vpcId: the addresses are those of your VPC's NAT" });
+  } else if (n.staticEgressIp === false && n.elasticIpAllocationIds !== undefined) {
+    problems.push({ path: ['staticEgressIp'], message: 'false, yet elasticIpAllocationIds are given: drop staticEgressIp (allocation ids imply it)' });
+  } else if (n.staticEgressIp === undefined && n.elasticIpAllocationIds === undefined) {
+    problems.push({ path: [], message: 'say which: "staticEgressIp": true, "elasticIpAllocationIds": [...], or "vpcId" with "subnetIds"; or leave network out' });
+  }
+  return problems;
+}
 
 export type EnvironmentConfig = z.output<typeof environmentSchema>;
 
@@ -188,16 +324,76 @@ export function parseEnvironment(raw: unknown, file: string): EnvironmentConfig 
   return parsed.data;
 }
 
-/** The shipped environments. To add one, put its JSON beside the others and list it here. */
-export const environmentSources: Array<{ file: string; raw: unknown }> = [
-  { file: 'config/environments/integration.json', raw: integration },
-  { file: 'config/environments/production.json', raw: production },
-];
+/**
+ * One environment file: its path as the user knows it (config/environments/<name>.json) and its parsed JSON, or
+ * why it is not JSON (file, line and column), reported with the other files' problems.
+ */
+export type EnvironmentSource = { readonly file: string; readonly raw: unknown } | { readonly file: string; readonly problem: string };
 
-export function loadEnvironments(sources = environmentSources): EnvironmentConfig[] {
-  const envs = sources.map((s) => parseEnvironment(s.raw, s.file));
-  const names = envs.map((e) => e.name);
-  const dup = names.find((n, i) => names.indexOf(n) !== i);
-  if (dup) throw new ConfigurationError(`Two environments share the name "${dup}".`);
+/** config/environments/, where the environment files live. */
+export const ENVIRONMENTS_DIR = fileURLToPath(new URL('./environments/', import.meta.url));
+
+/** One file read and parsed; a file that is not JSON carries its problem instead of throwing. */
+export function readEnvironmentSource(path: string, file: string): EnvironmentSource {
+  try {
+    return { file, raw: parseDefinitionText(readFileSync(path, 'utf8'), file) };
+  } catch (e) {
+    if (e instanceof ConfigurationError) return { file, problem: e.message };
+    throw e;
+  }
+}
+
+/** Every *.json of `dir`, in file-name order, named as the user knows them (config/environments/<name>.json). */
+export function readEnvironmentSources(dir: string = ENVIRONMENTS_DIR): EnvironmentSource[] {
+  const label = resolve(dir) === resolve(ENVIRONMENTS_DIR) ? 'config/environments' : relative(process.cwd(), dir) || '.';
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => readEnvironmentSource(join(dir, f), `${label}/${f}`));
+}
+
+/**
+ * One environment of a source, or its problem. The name must be the file's: the stack, `reports status` and
+ * `reports check --environment NAME` all find an environment by its file, config/environments/<name>.json.
+ */
+export function environmentOf(source: EnvironmentSource): EnvironmentConfig {
+  if ('problem' in source) throw new ConfigurationError(source.problem);
+  const env = parseEnvironment(source.raw, source.file);
+  const stem = basename(source.file, '.json');
+  if (env.name !== stem) {
+    throw new ConfigurationError(
+      `${source.file}: environment is invalid:\n  name: "${env.name}" is not the file's name: an environment is found by its file, so rename the file ${env.name}.json or set "name": "${stem}"`,
+    );
+  }
+  return env;
+}
+
+/**
+ * Every environment, each file checked and every problem of every file reported at once (a broken file names
+ * itself whatever environment a command was asked for), as the report catalog does. Default: config/environments/.
+ */
+export function loadEnvironments(sources: readonly EnvironmentSource[] = readEnvironmentSources()): EnvironmentConfig[] {
+  const problems: string[] = [];
+  const envs: EnvironmentConfig[] = [];
+  const fileOf = new Map<string, string>();
+  for (const source of sources) {
+    try {
+      const env = environmentOf(source);
+      const other = fileOf.get(env.name);
+      if (other) {
+        problems.push(`${source.file}: environment "${env.name}" has the name of ${other}: the name makes the stack and the bucket names, so each needs its own`);
+        continue;
+      }
+      fileOf.set(env.name, source.file);
+      envs.push(env);
+    } catch (e) {
+      if (!(e instanceof ConfigurationError)) throw e;
+      problems.push(e.message);
+    }
+  }
+  if (problems.length) {
+    const n = problems.length;
+    throw new ConfigurationError(`${n} environment problem${n === 1 ? '' : 's'} (every config/environments/*.json must load):\n${problems.join('\n')}`);
+  }
   return envs;
 }

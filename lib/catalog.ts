@@ -6,8 +6,8 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
 import { DEFAULT_PROJECTION_START, DT_FORMAT, projectionRange } from '../functions/core/partition-projection.js';
-import { tablePrefix } from '../functions/core/s3-keys.js';
-import { glueColumns, PARTITION_KEYS } from '../functions/core/table-schema.js';
+import { tableLocationTemplate, tablePrefix } from '../functions/core/s3-keys.js';
+import { glueColumns, PARTITION_KEY, PARTITION_KEYS } from '../functions/core/table-schema.js';
 import { refuseWhatTrinoCannotParse } from './saved-query-grammar.js';
 import { readReportQueries } from './saved-queries.js';
 
@@ -74,14 +74,14 @@ export class Catalog extends Construct {
         // range ends a day past today in UTC, so a window east of UTC is visible the moment it loads
         // (functions/core/partition-projection.ts).
         partitionProjection: {
-          dt: glue.PartitionProjectionConfiguration.date({
+          [PARTITION_KEY]: glue.PartitionProjectionConfiguration.date({
             min: start,
             max: end,
             format: DT_FORMAT,
           }),
         },
         parameters: {
-          'storage.location.template': `s3://${props.curatedBucket.bucketName}/${prefix}dt=\${dt}/`,
+          'storage.location.template': `s3://${props.curatedBucket.bucketName}/${tableLocationTemplate(report.id)}`,
         },
         // The data is SSE-KMS on the bucket, which S3 decrypts transparently; the flag is for client-side encryption.
         hasEncryptedData: false,

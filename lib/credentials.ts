@@ -23,12 +23,12 @@ export interface CredentialsProps {
  */
 export { PLACEHOLDER_SECRET } from '../config/naming.js';
 import { PLACEHOLDER_SECRET } from '../config/naming.js';
+import { SECRET_SHAPES } from '../functions/core/secret.js';
 
+/** The shapes come from the signature methods' entries (functions/core/signature-methods.ts), so a new method is described too. */
 const describeSecret = (environment: string) =>
-  `Gateway credentials of paynet-reports ${environment}. Replace the placeholder with one of: ` +
-  '{"login": "<login>", "controlKey": "<control key>"} (HMAC-SHA1, the default) or ' +
-  '{"login": "<login>", "signatureMethod": "RSA-SHA256", "privateKeyPem": "-----BEGIN PRIVATE KEY-----\\n..."} ' +
-  '(RSA-SHA256; PKCS#8 or PKCS#1 PEM, newlines as \\n). ' +
+  `Gateway credentials of paynet-reports ${environment}. Replace the placeholder with one of: ${SECRET_SHAPES} ` +
+  '(a PEM with its newlines as \\n). ' +
   'E.g. aws secretsmanager put-secret-value --secret-id <this name> --secret-string file://secret.json';
 
 /**

@@ -7,8 +7,10 @@ import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { scheduleExpressionProblems } from '../functions/core/schedule-expression.js';
+import { PREFIX } from '../functions/core/s3-keys.js';
 import type { Credentials } from './credentials.js';
-import { EncryptedQueueDestination, grantObjectWrite } from './grants.js';
+import type { Egress } from './egress.js';
+import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
 import { DEADLINE_MARGIN_MS } from '../functions/fetch-report/deadline.js';
 import { MIN_WINDOW_SHARE_MS, worstCaseShareMs } from '../functions/fetch-report/window-budget.js';
@@ -38,6 +40,8 @@ export interface FetchProps extends FunctionSettings {
   readonly projectionStart: string;
   /** Handler module; defaults to functions/fetch-report/handler.ts. */
   readonly entry?: string;
+  /** A fixed egress address: the function runs in these subnets (lib/egress.ts). Default: outside any VPC. */
+  readonly egress?: Egress;
 }
 
 /** Fails the synthesis, naming the report, on what EventBridge Scheduler would only refuse at deploy time. */
@@ -68,8 +72,8 @@ function assertWindowsFit(report: ScheduledReport, timeout: Duration): void {
   }
 }
 
-/** Only under raw/: the function never reads, lists or deletes. */
-const RAW_PREFIX = 'raw/';
+/** Only under raw/ (functions/core/s3-keys.ts): the function never reads, lists or deletes. */
+const RAW_PREFIX = PREFIX.raw;
 
 /**
  * The fetch side: one EventBridge Scheduler schedule per report invoking the fetch function with
@@ -127,10 +131,16 @@ export class Fetch extends Construct {
         retryAttempts: 0,
         maxEventAge: Duration.hours(6),
       },
+      network: props.egress && { vpc: props.egress.vpc, subnets: props.egress.subnets, securityGroup: props.egress.securityGroup },
     });
     const fn = this.function.function;
     props.credentials.grantRead(fn);
     grantObjectWrite(fn, props.rawBucket, [RAW_PREFIX], { tagging: true });
+    // The VPC's S3 endpoint lets through exactly these writes of this role: nothing else of the VPC's can reach S3 by it.
+    const writes = objectWrite(props.rawBucket, [RAW_PREFIX], { tagging: true });
+    props.egress?.s3Endpoint?.addToPolicy(
+      new iam.PolicyStatement({ principals: [new iam.ArnPrincipal(this.function.role.roleArn)], actions: writes.actions, resources: writes.resourceArns }),
+    );
 
     this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
       scheduleGroupName: `paynet-reports-${props.environment}`,

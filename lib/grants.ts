@@ -76,13 +76,20 @@ export function grantObjectWrite(
   prefixes: readonly string[],
   options: { tagging?: boolean } = {},
 ): void {
-  iam.Grant.addToPrincipal({
-    grantee,
-    actions: ['s3:PutObject', 's3:AbortMultipartUpload', ...(options.tagging ? ['s3:PutObjectTagging', 's3:PutObjectVersionTagging'] : [])],
-    resourceArns: prefixes.map((p) => bucket.arnForObjects(`${p}*`)),
-  });
+  iam.Grant.addToPrincipal({ grantee, ...objectWrite(bucket, prefixes, options) });
   keyOf(bucket).grant(grantee, 'kms:GenerateDataKey', 'kms:Decrypt');
   acknowledgePrefixes(grantee, bucket, prefixes, 'Writes');
+}
+
+/**
+ * The S3 actions and object ARNs of grantObjectWrite, for a policy that must allow the same writes and no other: the
+ * S3 gateway endpoint of the fetch function's VPC (lib/fetch.ts), so the one list serves both.
+ */
+export function objectWrite(bucket: s3.IBucket, prefixes: readonly string[], options: { tagging?: boolean } = {}): { actions: string[]; resourceArns: string[] } {
+  return {
+    actions: ['s3:PutObject', 's3:AbortMultipartUpload', ...(options.tagging ? ['s3:PutObjectTagging', 's3:PutObjectVersionTagging'] : [])],
+    resourceArns: prefixes.map((p) => bucket.arnForObjects(`${p}*`)),
+  };
 }
 
 /** Sending to a KMS-encrypted queue: sqs:SendMessage plus the two key actions SQS needs. */

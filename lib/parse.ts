@@ -6,6 +6,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { grantListForMissingKeys, grantListRaw, grantObjectRead, grantObjectWrite } from './grants.js';
 import { LAMBDA_BUNDLES } from './bundling.js';
+import { CURATED_AREAS, PREFIX } from '../functions/core/s3-keys.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 import { NarrowQueueNotification } from './queue-notification.js';
 import { sourceCommit } from './project.js';
@@ -61,8 +62,8 @@ export function parquetEncoderFor(memoryMb: number): 'worker' | 'inline' {
   return memoryMb >= 2 * MB_PER_VCPU ? 'worker' : 'inline';
 }
 
-/** Prefixes the function writes under in the curated bucket (DESIGN.md "S3 layout"). */
-const CURATED_PREFIXES = ['tables/', 'rejected/', 'manifests/'];
+/** Prefixes the function writes under in the curated bucket (functions/core/s3-keys.ts). */
+const CURATED_PREFIXES = CURATED_AREAS.map((area) => PREFIX[area]);
 
 /**
  * The parse side: S3 ObjectCreated under raw/ -> SQS queue (dead-letter queue after MAX_RECEIVE_COUNT receives)
@@ -121,11 +122,12 @@ export class Parse extends Construct {
       },
     });
     const fn = this.function.function;
-    grantObjectRead(fn, props.rawBucket, ['raw/']);
+    grantObjectRead(fn, props.rawBucket, [PREFIX.raw]);
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
-    // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts).
-    grantObjectRead(fn, props.curatedBucket, ['manifests/']);
+    // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts), and a failed load
+    // reads the manifest it replaces, to record which earlier table file stays (table-in-place.ts).
+    grantObjectRead(fn, props.curatedBucket, [PREFIX.manifests]);
     grantListForMissingKeys(fn, props.curatedBucket);
 
     fn.addEventSource(
@@ -139,7 +141,7 @@ export class Parse extends Construct {
       }),
     );
 
-    props.rawBucket.addEventNotification(s3.EventType.OBJECT_CREATED, new NarrowQueueNotification(this.queue, this.queueKey), { prefix: 'raw/' });
+    props.rawBucket.addEventNotification(s3.EventType.OBJECT_CREATED, new NarrowQueueNotification(this.queue, this.queueKey), { prefix: PREFIX.raw });
     this.acknowledgeNotificationsHandler(props.rawBucket);
   }
 

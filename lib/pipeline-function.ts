@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -56,7 +57,30 @@ export interface PipelineFunctionProps extends FunctionSettings {
   readonly environmentVariables: Record<string, string>;
   /** Settings for asynchronous invocations (the scheduler invokes the fetch function asynchronously). */
   readonly asyncInvoke?: Pick<lambda.FunctionOptions, 'onFailure' | 'retryAttempts' | 'maxEventAge'>;
+  /** Network interfaces in these subnets with this security group (lib/egress.ts); default: outside any VPC. */
+  readonly network?: FunctionNetwork;
 }
+
+/** Where a function in a VPC puts its network interfaces. */
+export interface FunctionNetwork {
+  readonly vpc: ec2.IVpc;
+  readonly subnets: readonly ec2.ISubnet[];
+  readonly securityGroup: ec2.ISecurityGroup;
+}
+
+/**
+ * What Lambda does with the function's role to attach it to a VPC: the actions of AWS's AWSLambdaVPCAccessExecutionRole
+ * without its logs:* (the role writes its own log group only). On "*" as in that policy: DescribeNetworkInterfaces works
+ * only so, and Lambda's documentation warns a DeleteNetworkInterface narrowed to some ids can cut the function off.
+ */
+export const VPC_ACCESS_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+] as const;
 
 /**
  * A Node.js Lambda function as every function of the pipeline wants it: ARM64, current Node.js runtime,
@@ -95,6 +119,9 @@ export class PipelineFunction extends Construct {
       description: `${props.description} (${props.environment})`,
     });
     this.logGroup.grantWrite(this.role);
+    // Inline, not the managed policy CDK attaches to a role it creates itself: the role is ours, and a statement in its
+    // default policy is deleted only after the function (which depends on it), once Lambda has released the interfaces.
+    if (props.network) this.role.addToPolicy(new iam.PolicyStatement({ actions: [...VPC_ACCESS_ACTIONS], resources: ['*'] }));
 
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: props.entry,
@@ -124,19 +151,27 @@ export class PipelineFunction extends Construct {
       depsLockFilePath: projectPath('package-lock.json'),
       bundling: nodejsBundling({ entry: props.entry, extraEntries: props.extraEntries }),
       ...props.asyncInvoke,
+      ...(props.network
+        ? { vpc: props.network.vpc, vpcSubnets: { subnets: [...props.network.subnets] }, securityGroups: [props.network.securityGroup] }
+        : {}),
     });
 
     Validations.of(this.role).acknowledge({ id: 'PCI.DSS.321-IAMNoInlinePolicy', reason: INLINE_POLICY_REASON });
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions.',
-    });
-    Validations.of(this.function).acknowledge({
-      id: 'PCI.DSS.321-LambdaInsideVPC',
       reason:
-        "The function calls only AWS APIs and the provider's public HTTPS endpoint. A VPC would need NAT gateways (cost, " +
-        'one more network path) without adding an enforceable control: traffic is TLS to AWS and to one host. Deploy with ' +
-        'a VPC and an egress firewall if your PCI scope requires network segmentation.',
+        'X-Ray active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords do not support resource-level permissions.' +
+        (props.network ? ` In a VPC also ${VPC_ACCESS_ACTIONS.join(', ')}, which Lambda needs on "*" to manage the function's network interfaces.` : ''),
     });
+    // Claimed only outside a VPC: a function in one has nothing to suppress (and an unused acknowledgement fails the tests).
+    if (!props.network) {
+      Validations.of(this.function).acknowledge({
+        id: 'PCI.DSS.321-LambdaInsideVPC',
+        reason:
+          "The function calls only AWS APIs and (fetch) the provider's public HTTPS endpoint. A VPC would need NAT gateways " +
+          '(cost, one more network path) without adding an enforceable control: traffic is TLS to AWS and to one host. The ' +
+          "environment's network setting puts the fetch function in one, for a gateway that allow-lists addresses (docs/deploy.md).",
+      });
+    }
   }
 }

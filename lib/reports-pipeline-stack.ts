@@ -1,16 +1,19 @@
-import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from '../config/environments.js';
 import type { ReportDefinition } from '../functions/core/report-definition.js';
+import { AlarmChat } from './alarm-chat.js';
 import { Alarms } from './alarms.js';
 import { Analysts } from './analysts.js';
 import { Catalog } from './catalog.js';
 import { Credentials } from './credentials.js';
 import { PipelineDashboard } from './dashboard.js';
+import { Egress, egressSettings } from './egress.js';
 import { Fetch } from './fetch.js';
+import { applyGovernance } from './governance.js';
 import { Lake } from './lake.js';
 import { Parse } from './parse.js';
 
@@ -24,7 +27,10 @@ export interface ReportsPipelineStackProps extends StackProps {
 export { stackName } from '../config/naming.js';
 import { stackName } from '../config/naming.js';
 
-/** One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard. */
+/**
+ * One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard; opt in, a fixed
+ * egress address for the fetch function and alarms in chat; in a governed account, tags and a permissions boundary.
+ */
 export class ReportsPipelineStack extends Stack {
   readonly lake: Lake;
   readonly credentials: Credentials;
@@ -34,6 +40,10 @@ export class ReportsPipelineStack extends Stack {
   readonly alarms: Alarms;
   readonly dashboard: PipelineDashboard;
   readonly analysts: Analysts;
+  /** With a `network` setting: the VPC, NAT and security group the fetch function calls the gateway from. */
+  readonly egress?: Egress;
+  /** With `alarmChat` channels: their configurations, subscribed to the alarm topic. */
+  readonly alarmChat?: AlarmChat;
 
   constructor(scope: Construct, id: string, props: ReportsPipelineStackProps) {
     const { config: c, reports } = props;
@@ -45,8 +55,7 @@ export class ReportsPipelineStack extends Stack {
       env: c.account || c.region ? { account: c.account, region: c.region } : undefined,
       ...props,
     });
-    Tags.of(this).add('project', 'paynet-reports');
-    Tags.of(this).add('environment', c.name);
+    applyGovernance(this, { environment: c.name, permissionsBoundaryArn: c.permissionsBoundaryArn, tags: c.tags });
 
     // Retained, except when the create itself rolls back: CloudFormation applies plain Retain to a failed first
     // deploy too, and the retry then fails on the named buckets, secret and database that "already exist".
@@ -80,6 +89,12 @@ export class ReportsPipelineStack extends Stack {
       removalPolicy,
     });
 
+    const egress = egressSettings(c.network);
+    if (egress) {
+      const gatewayPort = Number(new URL(c.gateway.endpointUrl).port || 443);
+      this.egress = new Egress(this, 'Egress', { environment: c.name, settings: egress, ports: [443, gatewayPort], key, logRetention, removalPolicy });
+    }
+
     const functionDefaults = { environment: c.name, key, logLevel: c.logLevel, logRetention, removalPolicy };
     this.fetch = new Fetch(this, 'Fetch', {
       ...functionDefaults,
@@ -93,6 +108,7 @@ export class ReportsPipelineStack extends Stack {
       memorySize: c.fetch.memoryMb,
       reservedConcurrency: c.fetch.reservedConcurrency ?? undefined,
       entry: props.entries?.fetch,
+      egress: this.egress,
     });
     this.parse = new Parse(this, 'Parse', {
       ...functionDefaults,
@@ -142,6 +158,9 @@ export class ReportsPipelineStack extends Stack {
       freshnessGrace: Duration.hours(c.freshnessGraceHours),
       schedulesEnabled: c.schedulesEnabled,
     });
+    if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
+      this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
+    }
     this.dashboard = new PipelineDashboard(this, 'Dashboard', {
       environment: c.name,
       fetchFunction: this.fetch.function.function,
@@ -153,6 +172,15 @@ export class ReportsPipelineStack extends Stack {
     });
 
     this.addOutputs(deadLetterQueues);
+  }
+
+  /**
+   * Two Availability Zones of the region as tokens (Fn::GetAZs), whatever the environment says of account and region:
+   * CDK would look them up for an environment with both, and `cdk synth` would need credentials. Only the VPC of
+   * lib/egress.ts asks.
+   */
+  override get availabilityZones(): string[] {
+    return [Fn.select(0, Fn.getAzs()), Fn.select(1, Fn.getAzs())];
   }
 
   /**
@@ -182,6 +210,8 @@ export class ReportsPipelineStack extends Stack {
       AnalystPolicyName: { value: this.analysts.policy.managedPolicyName, description: 'The analysts\' policy by name, as an SSO permission set refers to it' },
       ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
     };
+    // Only with a network setting: what to give a gateway that allow-lists addresses (`reports status` prints it).
+    if (this.egress) outputs.EgressIps = this.egress.output;
     // One per dead-letter queue, so `reports status` finds them all by name (DeadLetters<Name>QueueUrl).
     for (const [name, queue] of Object.entries(deadLetterQueues)) {
       const pascal = name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());

@@ -1,3 +1,5 @@
+import { SECRET_FIELD_NAMES } from '../core/signature-methods.js';
+
 /**
  * Keeps credentials out of logs. The logger runs every logged value through `redactingReplacer`
  * (Powertools' jsonReplacerFn), so a secret is masked whether it is a top-level key, nested in an
@@ -6,11 +8,12 @@
 
 export const REDACTED = '[REDACTED]';
 
-/** Compared without case, "_" or "-": controlKey, control_key and Control-Key are one name. */
+/**
+ * Compared without case, "_" or "-": controlKey, control_key and Control-Key are one name. Every signature
+ * method's secret fields (functions/core/signature-methods.ts) are among them, so a new method's key is masked too.
+ */
 const SECRET_KEYS = new Set(
-  ['controlKey', 'privateKeyPem', 'privateKey', 'authorization', 'signature', 'oauth_signature', 'secretString', 'secretBinary', 'password'].map(
-    (k) => normalize(k),
-  ),
+  [...SECRET_FIELD_NAMES, 'privateKey', 'authorization', 'signature', 'oauth_signature', 'secretString', 'secretBinary', 'password'].map((k) => normalize(k)),
 );
 
 function normalize(key: string): string {
@@ -29,7 +32,7 @@ const TEXT_PATTERNS: Array<[RegExp, string]> = [
   // oauth_signature="..." in an Authorization header, or oauth_signature=... in a query or form string.
   [/(oauth_signature\s*=\s*)("[^"]*"|[^&,\s"]+)/gi, `$1"${REDACTED}"`],
   // A secret's JSON quoted inside a string: "controlKey": "..." (also escaped as \"controlKey\":\"...\").
-  [/(\\?"(?:controlKey|privateKeyPem)\\?"\s*:\s*\\?")((?:[^"\\]|\\[^"])*)(\\?")/g, `$1${REDACTED}$3`],
+  [new RegExp(`(\\\\?"(?:${SECRET_FIELD_NAMES.join('|')})\\\\?"\\s*:\\s*\\\\?")((?:[^"\\\\]|\\\\[^"])*)(\\\\?")`, 'g'), `$1${REDACTED}$3`],
 ];
 
 /** Masks credentials inside free text (messages, stacks, response snippets). */

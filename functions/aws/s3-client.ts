@@ -20,7 +20,7 @@ export interface S3ClientOptions {
  * The S3 client of the handlers, the local runner and the tests. In Lambda, pass nothing: region and
  * credentials come from the function's environment.
  *
- * With an endpoint (the local lake, s3rver), two settings are needed (DESIGN.md "Tooling facts"):
+ * With an endpoint (the local lake, s3rver), two settings are needed (docs/architecture.md, "Tooling facts"):
  * - forcePathStyle: s3rver serves buckets as /<bucket>/<key>, not <bucket>.host;
  * - request/response checksums only WHEN_REQUIRED: otherwise SDK v3 sends streamed bodies with
  *   aws-chunked framing and trailing checksums, which s3rver stores verbatim, framing included.

@@ -3,7 +3,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { parseGatewaySecret, type GatewaySecret } from '../core/secret.js';
 
 /**
- * The gateway credentials (DESIGN.md "Secret") from Secrets Manager. Local runs read the same JSON from a
+ * The gateway credentials (docs/architecture.md, "Secret") from Secrets Manager. Local runs read the same JSON from a
  * --secret-file with local/args/secret-file.ts (readSecretFile); both end in parseGatewaySecret.
  * Nothing here puts the secret's text into an error: parseGatewaySecret names fields, never values, and
  * Secrets Manager errors carry the secret's name or ARN only.
@@ -36,7 +36,7 @@ export async function getGatewaySecret(secretName: string, options: GetGatewaySe
     throw explainFetchError(e, source);
   }
   if (value === undefined || value === null) {
-    throw new ConfigurationError(`${source} has no value. Store the JSON of DESIGN.md "Secret" in it.`);
+    throw new ConfigurationError(`${source} has no value. Store the secret JSON of docs/deploy.md, step 5, in it.`);
   }
   const text = typeof value === 'string' ? value : new TextDecoder().decode(value as Uint8Array);
   try {

@@ -1,5 +1,7 @@
+import { PARTITION_KEYS } from './table-schema.js';
+
 /**
- * Athena column names from CSV headers: lower snake_case ASCII, unique, never the partition column "dt".
+ * Athena column names from CSV headers: lower snake_case ASCII, unique, never a partition column's ("dt").
  * Athena and Glue fold names to lower case and choke on anything else without quoting, and the parse
  * step writes Parquet columns under these names, so they must be stable for a given header row.
  */
@@ -11,8 +13,8 @@ const CYRILLIC: Record<string, string> = {
   ш: 'sh', щ: 'shch', ъ: '', ы: 'y', ь: '', э: 'e', ю: 'yu', я: 'ya', і: 'i', ї: 'yi', є: 'ye', ґ: 'g',
 };
 
-/** The partition column of every table (DESIGN.md S3 layout): a data column may not take it. */
-const RESERVED = new Set(['dt']);
+/** The partition columns of every table (table-schema.ts PARTITION_KEYS): a data column may not take their names. */
+const RESERVED: ReadonlySet<string> = new Set(PARTITION_KEYS.map((k) => k.name));
 
 /**
  * One header as lower snake_case, before de-duplication; '' when nothing usable is left.
@@ -52,8 +54,8 @@ export function athenaColumnNames(headers: readonly string[]): NamedColumn[] {
       name = `c_${name}`;
       note = `the header starts with a digit, which Athena names may not: named "${name}"`;
     } else if (RESERVED.has(name)) {
+      note = `"${name}" is a partition column: named "c_${name}"`;
       name = `c_${name}`;
-      note = `"dt" is the partition column: named "${name}"`;
     }
     if (taken.has(name)) {
       let n = 2;

@@ -6,9 +6,13 @@ import zlib from 'node:zlib';
  * Content codings of the gateway's answer (RFC 9110 §8.4): the body is decoded while it streams, so the
  * raw object is the report itself and its SHA-256 covers the decoded bytes. What was on the wire (the
  * coding and its byte count) is reported beside it.
+ *
+ * Each coding is declared once: DECODABLE_CODINGS names it, CODECS (below) holds how it is decoded (this
+ * client) and encoded (the simulator's --compress, local/simulator/transport.ts). The request asks for the
+ * list (gateway-request.ts ACCEPT_ENCODING) and the command line offers it (bin/reports.ts).
  */
 
-/** The codings this client decodes, as they are asked for (gateway-request.ts ACCEPT_ENCODING). */
+/** The codings this client decodes, in the order they are asked for. */
 export const DECODABLE_CODINGS = ['gzip', 'deflate', 'br'] as const;
 export type ContentCoding = (typeof DECODABLE_CODINGS)[number];
 
@@ -83,16 +87,29 @@ class InflateEither extends Transform {
   }
 }
 
-function decoderFor(coding: ContentCoding): Transform {
-  switch (coding) {
-    case 'gzip':
-      return zlib.createGunzip();
-    case 'deflate':
-      return new InflateEither();
-    case 'br':
-      return zlib.createBrotliDecompress();
-  }
+interface Codec {
+  /** A stream decoding the coding, for the client. */
+  decoder(): Transform;
+  /** A stream applying the coding, for the simulator's answers. */
+  encoder(): Transform;
+  /** The coding applied to a whole body at once (the simulator's cut-short answer, whose length it announces). */
+  encodeWhole(body: Buffer): Buffer;
 }
+
+const CODECS = {
+  gzip: { decoder: () => zlib.createGunzip(), encoder: () => zlib.createGzip(), encodeWhole: (b) => zlib.gzipSync(b) },
+  // Encoded in the zlib format the RFC names; decoded in either, as servers differ (InflateEither).
+  deflate: { decoder: () => new InflateEither(), encoder: () => zlib.createDeflate(), encodeWhole: (b) => zlib.deflateSync(b) },
+  br: { decoder: () => zlib.createBrotliDecompress(), encoder: () => zlib.createBrotliCompress(), encodeWhole: (b) => zlib.brotliCompressSync(b) },
+} satisfies Record<ContentCoding, Codec>;
+
+const decoderFor = (coding: ContentCoding): Transform => CODECS[coding].decoder();
+
+/** A stream applying `coding` (the simulator's compressed answers). */
+export const encoderFor = (coding: ContentCoding): Transform => CODECS[coding].encoder();
+
+/** `body` with `coding` applied. */
+export const encodeWhole = (body: Buffer, coding: ContentCoding): Buffer => CODECS[coding].encodeWhole(body);
 
 export interface DecodedBody {
   /** The decoded body. Destroying it destroys the whole chain and the source. */

@@ -9,7 +9,7 @@ import { ConfigurationError } from './errors.js';
 const jsoncParser = (): typeof import('jsonc-parser') => createRequire(import.meta.url)('jsonc-parser');
 
 /**
- * A definition file's JSON; a syntax error as one line: file, line and column of the first error.
+ * A definition file's JSON (a report's or an environment's); a syntax error as one line: file, line and column of the first error.
  * JSON.parse does the parsing; jsonc-parser (strict: no comments, no trailing commas) only locates an error,
  * because Node 20's messages often carry no position at all.
  */
@@ -28,7 +28,9 @@ export function parseDefinitionText(text: string, file: string): unknown {
     const line = before.split('\n').length;
     const column = offset - before.lastIndexOf('\n');
     const what = first ? describeError(first.error) : (e as Error).message;
-    throw new ConfigurationError(`${file}:${line}:${column}: not valid JSON: ${what}. Fix the file (or move it out of config/reports/).`);
+    // The folder is the catalog the file belongs to (config/reports/, config/environments/): out of it, nothing loads it.
+    const folder = file.includes('/') ? file.slice(0, file.lastIndexOf('/') + 1) : './';
+    throw new ConfigurationError(`${file}:${line}:${column}: not valid JSON: ${what}. Fix the file (or move it out of ${folder}).`);
   }
 }
 

@@ -5,7 +5,7 @@ import type { CountingSink } from './byte-sink.js';
 import { RowGroupEncoder, type EncoderSettings } from './parquet-encoder.js';
 import type { FromWorker, ToWorker } from './parquet-worker.js';
 import type { RowBatch } from './row-group-buffer.js';
-import { scriptBeside, startWorkerScript } from './worker-script.js';
+import { scriptBeside, startWorkerScript } from '../runtime/worker-script.js';
 
 /**
  * Where Parquet encoding runs.

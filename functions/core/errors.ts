@@ -32,11 +32,12 @@ export class AuthenticationRefused extends PipelineError {
     readonly login: string,
     readonly signatureMethod: string,
     readonly gatewaySaid: string,
+    /** What to check for that method: its entry's `whenRefused` (signature-methods.ts). */
+    whatToCheck: string,
   ) {
     super(
       `The gateway refused to authorise login "${login}" signing with ${signatureMethod}: it said "${gatewaySaid}". ` +
-        'Check the login and the control key (HMAC-SHA1) or that the provider holds your public key (RSA-SHA256), ' +
-        "and that this machine's clock is right. Not retried.",
+        `Check ${whatToCheck}, and that this machine's clock is right. Not retried.`,
     );
   }
 }

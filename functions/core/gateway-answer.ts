@@ -2,14 +2,14 @@ import { STATUS_CODES } from 'node:http';
 import iconv from 'iconv-lite';
 import { AuthenticationRefused, UnexpectedAnswer } from './errors.js';
 import type { ReportDefinition } from './report-definition.js';
-import type { SignatureMethod } from './secret.js';
+import { SIGNING, type SignatureMethod } from './signature-methods.js';
 
 /**
  * Telling a report from everything else on the status and the first bytes, before anything is saved.
- * The rule (DESIGN.md "Facts about the real gateway"): a report is recognised by its bytes, not by its
+ * The rule (docs/architecture.md "Decisions", docs/gateway.md): a report is recognised by its bytes, not by its
  * label; a refusal by its words. The success answer's content type is not documented, so a CSV may come
  * as text/plain, application/octet-stream or with no type at all; and the gateway signals a refused
- * signature with HTTP 200 and a text/plain sentence (gateway-spec.md "Errors"), so a 200 proves nothing.
+ * signature with HTTP 200 and a text/plain sentence (docs/gateway.md "How an answer is recognised"), so a 200 proves nothing.
  */
 
 export type ReportKind = 'csv' | 'pdf';
@@ -308,7 +308,7 @@ export function classifyAnswer(answer: AnswerHead, caller: Caller, expect?: Repo
     // hold a decline reason such as "Card not authorized", and must not turn it into a refused login.
     NOT_AUTHORISED.test(csv?.isRecord ? csv.line : utf8(head))
   ) {
-    throw new AuthenticationRefused(caller.login, caller.signatureMethod, firstPart(head, caller.redact));
+    throw new AuthenticationRefused(caller.login, caller.signatureMethod, firstPart(head, caller.redact), SIGNING[caller.signatureMethod].whenRefused);
   }
   if (status >= 300 && status <= 399) {
     const to = answer.location ? ` to ${JSON.stringify(escapeControls(answer.location.slice(0, QUOTE_BYTES)))}` : '';

@@ -17,7 +17,7 @@ import { prepareRequest, secureEndpoint, serialiseBody } from './gateway-request
 import { percentEncode, type BodySigningRule } from './oauth.js';
 import { peekThenReplay, type ReplayStream } from './peek-stream.js';
 import { parseRetryAfter, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from './retry.js';
-import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from './secret.js';
+import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from './signature-methods.js';
 
 /**
  * The gateway client: one signed POST to the report endpoint, retried while the gateway is busy or

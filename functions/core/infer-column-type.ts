@@ -31,7 +31,7 @@ const COMPACT_YEARS = [1900, 2199] as const;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-/** Precision of every proposed decimal: the most an INT64-backed Parquet decimal holds (DESIGN.md). */
+/** Precision of every proposed decimal: the most an INT64-backed Parquet decimal holds (docs/architecture.md, "Parquet"). */
 const DECIMAL_PRECISION = 18;
 /**
  * The smallest proposed scale. A sample of amounts may happen to hold only "10" and "10.5"; money has

@@ -29,7 +29,7 @@ export interface InferredReport {
 /** A header that names money: whole-number samples there are worth a second look. */
 const MONEY = /amount|sum|price|total|fee|commission|сумм|комисс|цена|стоим/i;
 
-/** The provider's sample request body (gateway-spec.md), with the window as placeholders. */
+/** The provider's sample request body (the sample definition, config/reports/transactions.json), with the window as placeholders. */
 function sampleBodyTemplate(encoding: string, delimiter: string): Record<string, unknown> {
   return {
     reportIdentifier: FILL_ME,
@@ -95,7 +95,7 @@ export async function inferReportDefinition(input: CsvInput, options: InferOptio
     // 03:15 daily like the shipped report: late enough for the gateway to have closed the day.
     schedule: { cron: 'cron(15 3 * * ? *)', timeZone: FILL_ME },
     window: 'P1D',
-    // Transaction statuses change after the fact (DESIGN.md): re-fetch the two days before too.
+    // Transaction statuses change after the fact (docs/architecture.md, "Report definition"): re-fetch the two days before too.
     lookback: 2,
     rejects: { maxShare: 0 },
     bodyTemplate: sampleBodyTemplate(sample.encoding, sample.delimiter),

@@ -1,24 +1,22 @@
-import { createHmac, createPrivateKey, createSign, randomInt, type KeyObject } from 'node:crypto';
-import { ConfigurationError } from './errors.js';
-import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from './secret.js';
+import { randomInt } from 'node:crypto';
+import { percentEncode } from './percent-encode.js';
+import { signatureMethodOf, signatureOf, type GatewaySecret, type SignatureMethod } from './signature-methods.js';
 
 /**
- * OAuth 1.0 request signing as the gateway specifies it (HMAC-SHA1 or RSA-SHA256, one-legged, no token).
- * RFC 5849 is the reference where the provider's page is silent.
+ * OAuth 1.0 request signing as the gateway specifies it (one-legged, no token), with any method of
+ * signature-methods.ts. RFC 5849 is the reference where the provider's page is silent.
  */
 
-/** RFC 3986 percent-encoding: everything but ALPHA / DIGIT / "-" / "." / "_" / "~", UTF-8, upper-case hex. */
-export function percentEncode(value: string): string {
-  // encodeURIComponent leaves !'()* alone; RFC 3986 reserves them.
-  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
+export { percentEncode };
 
 /**
  * How a JSON body enters the base string. The provider does not say; RFC 5849 §3.4.1.3 includes only
- * form-encoded bodies, so `excluded` is the default (DESIGN.md). `asFormParameters` signs top-level JSON
- * members as if they were form fields (objects and arrays as compact JSON), for a gateway that wants it.
+ * form-encoded bodies, so `excluded` is the default (docs/architecture.md "Decisions"). One list, one entry per
+ * rule below; `reports sign` and `check` offer the list as --body-signing, the simulator verifies by the same.
  */
-export type BodySigningRule = 'excluded' | 'asFormParameters';
+export const BODY_SIGNING_RULES = ['excluded', 'asFormParameters'] as const;
+export type BodySigningRule = (typeof BODY_SIGNING_RULES)[number];
+export const DEFAULT_BODY_SIGNING = 'excluded' satisfies BodySigningRule;
 
 export interface OAuthParams {
   oauth_consumer_key: string;
@@ -54,7 +52,8 @@ export function baseStringUri(url: URL): string {
 }
 
 /** Top-level JSON members as form-style parameters, for the `asFormParameters` rule. */
-function jsonBodyParameters(body: string): Array<[string, string]> {
+function jsonBodyParameters(body: string | undefined): Array<[string, string]> {
+  if (!body) return [];
   const parsed: unknown = JSON.parse(body);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return [];
   return Object.entries(parsed as Record<string, unknown>).map(([k, v]) => [
@@ -62,6 +61,15 @@ function jsonBodyParameters(body: string): Array<[string, string]> {
     typeof v === 'string' ? v : JSON.stringify(v),
   ]);
 }
+
+/** Each rule: what it means (the option's help) and the body parameters it adds to the base string. */
+export const BODY_SIGNING = {
+  excluded: { meaning: 'the body stays out of the base string (RFC 5849: only form bodies enter it)', parameters: () => [] },
+  asFormParameters: {
+    meaning: 'top-level JSON members enter it as if they were form fields (objects and arrays as compact JSON)',
+    parameters: jsonBodyParameters,
+  },
+} satisfies Record<BodySigningRule, { meaning: string; parameters: (body: string | undefined) => Array<[string, string]> }>;
 
 /**
  * The signature base string: POST&enc(url)&enc(sorted params), params being the URL's query parameters,
@@ -72,46 +80,17 @@ export function signatureBaseString(
   url: URL,
   oauth: OAuthParams,
   body: string | undefined,
-  rule: BodySigningRule = 'excluded',
+  rule: BodySigningRule = DEFAULT_BODY_SIGNING,
 ): string {
   const params: Array<[string, string]> = [];
   for (const [k, v] of url.searchParams) params.push([k, v]);
   for (const [k, v] of Object.entries(oauth)) params.push([k, v]);
-  if (rule === 'asFormParameters' && body) params.push(...jsonBodyParameters(body));
+  params.push(...BODY_SIGNING[rule].parameters(body));
   const encoded = params.map(([k, v]) => [percentEncode(k), percentEncode(v)] as const);
   // RFC 5849 §3.4.1.3.2: sort by encoded name, then by encoded value; plain code-unit order (ASCII after encoding).
   encoded.sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0));
   const joined = encoded.map(([k, v]) => `${k}=${v}`).join('&');
   return [method.toUpperCase(), baseStringUri(url), joined].map(percentEncode).join('&');
-}
-
-export function hmacSha1Signature(baseString: string, controlKey: string, tokenSecret = ''): string {
-  return createHmac('sha1', `${percentEncode(controlKey)}&${percentEncode(tokenSecret)}`)
-    .update(baseString)
-    .digest('base64');
-}
-
-/** Loads an unencrypted PKCS#1 or PKCS#8 PEM RSA key and checks its size (2048 to 4096 bits). */
-export function loadRsaPrivateKey(pem: string): KeyObject {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey({ key: pem, format: 'pem' });
-  } catch {
-    throw new ConfigurationError(
-      'privateKeyPem is not a readable unencrypted PEM private key (PKCS#1 "BEGIN RSA PRIVATE KEY" or PKCS#8 "BEGIN PRIVATE KEY").',
-    );
-  }
-  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-  if (key.asymmetricKeyType !== 'rsa' || bits < 2048 || bits > 4096) {
-    throw new ConfigurationError(
-      `privateKeyPem must be an RSA key of 2048 to 4096 bits (got ${key.asymmetricKeyType ?? 'unknown'}, ${bits} bits).`,
-    );
-  }
-  return key;
-}
-
-export function rsaSha256Signature(baseString: string, key: KeyObject | string): string {
-  return createSign('RSA-SHA256').update(baseString).sign(typeof key === 'string' ? loadRsaPrivateKey(key) : key, 'base64');
 }
 
 /** The Authorization header: realm="" first, then the oauth_* pairs, every value percent-encoded. */
@@ -183,9 +162,6 @@ export function signRequest(secret: GatewaySecret, opts: SignOptions): SignedReq
     oauth_version: '1.0',
   };
   const baseString = signatureBaseString(opts.method ?? 'POST', opts.url, oauth, opts.body, opts.bodySigning);
-  const signature =
-    secret.signatureMethod === 'RSA-SHA256'
-      ? rsaSha256Signature(baseString, secret.privateKeyPem)
-      : hmacSha1Signature(baseString, (secret as { controlKey: string }).controlKey);
+  const signature = signatureOf(secret, baseString);
   return { authorization: authorizationHeader(oauth, signature), oauth, signature, baseString };
 }

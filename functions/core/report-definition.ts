@@ -7,7 +7,7 @@ import { PATTERN_HELP, patternProblem } from './value-parsers.js';
 import { parseWindowSize } from './window.js';
 
 /**
- * A report definition (DESIGN.md "Report definition"): what to ask the gateway for, when, and the
+ * A report definition (docs/architecture.md, "Report definition"): what to ask the gateway for, when, and the
  * column schema its CSV must have. One file per report under config/reports/.
  */
 
@@ -55,7 +55,7 @@ function fillMePaths(v: unknown, path: Array<string | number> = []): Array<Array
   return [];
 }
 
-/** Column types as DESIGN.md writes them: string, bigint, decimal(p,s), timestamp, date. */
+/** Column types as docs/architecture.md writes them: string, bigint, decimal(p,s), timestamp, date. */
 export type ColumnKind = 'string' | 'bigint' | 'decimal' | 'timestamp' | 'date';
 
 export const columnSchema = z
@@ -268,7 +268,7 @@ export const reportDefinitionSchema = z
     },
     { when: () => true },
   )
-  .meta({ title: 'Report definition', description: 'One report the pipeline fetches, its schedule and its column schema (DESIGN.md "Report definition")' });
+  .meta({ title: 'Report definition', description: 'One report the pipeline fetches, its schedule and its column schema (docs/architecture.md, "Report definition")' });
 
 /**
  * The body tells the gateway which delimiter, encoding and format to write; the definition tells the parser

@@ -1,34 +1,48 @@
 import * as z from 'zod';
 import { ConfigurationError } from './errors.js';
+import {
+  DEFAULT_SIGNATURE_METHOD,
+  SIGNATURE_METHODS,
+  SIGNING,
+  type GatewaySecret,
+  type SignatureMethod,
+} from './signature-methods.js';
 
-/** The gateway credentials, as stored in Secrets Manager or a local --secret-file (DESIGN.md "Secret"). */
-const hmacSecret = z
-  .object({
-    login: z.string().min(1),
-    signatureMethod: z.literal('HMAC-SHA1').optional(),
-    controlKey: z.string().min(1),
-  })
-  .strict();
+/**
+ * The gateway credentials, as stored in Secrets Manager or a local --secret-file (docs/architecture.md
+ * "Secret"): "login", "signatureMethod" (left out for the default method) and the method's own fields, each
+ * method's from its entry in signature-methods.ts. The types live there, beside the entries they come from.
+ */
+export { signatureMethodOf, type GatewaySecret, type SecretOf, type SignatureMethod } from './signature-methods.js';
 
-const rsaSecret = z
-  .object({
-    login: z.string().min(1),
-    signatureMethod: z.literal('RSA-SHA256'),
-    privateKeyPem: z.string().includes('-----BEGIN', { message: 'must be a PEM private key (-----BEGIN ...)' }),
-  })
-  .strict();
+/** The strict schema of one method's secret. */
+const secretSchema = (method: SignatureMethod) =>
+  z
+    .object({
+      login: z.string().min(1),
+      signatureMethod: method === DEFAULT_SIGNATURE_METHOD ? z.literal(method).optional() : z.literal(method),
+      ...SIGNING[method].secretFields,
+    })
+    .strict();
 
-export const gatewaySecretSchema = z.union([rsaSecret, hmacSecret]);
+/** Every field a secret of `method` may have, in the documented order. */
+const fieldsOf = (method: SignatureMethod): readonly string[] => ['login', 'signatureMethod', ...Object.keys(SIGNING[method].secretFields)];
 
-export type GatewaySecret = z.infer<typeof gatewaySecretSchema>;
-export type SignatureMethod = 'HMAC-SHA1' | 'RSA-SHA256';
+/** {"login": "...", "controlKey": "..."}: the documented shape of one method's secret. */
+export function secretShape(method: SignatureMethod): string {
+  const fields: Record<string, string> = {
+    login: '...',
+    ...(method === DEFAULT_SIGNATURE_METHOD ? {} : { signatureMethod: method }),
+    ...SIGNING[method].example,
+  };
+  return `{${Object.entries(fields).map(([k, v]) => `"${k}": "${v}"`).join(', ')}}`;
+}
 
-export const signatureMethodOf = (s: GatewaySecret): SignatureMethod =>
-  s.signatureMethod === 'RSA-SHA256' ? 'RSA-SHA256' : 'HMAC-SHA1';
-
-const HMAC_FIELDS = ['login', 'signatureMethod', 'controlKey'] as const;
-const RSA_FIELDS = ['login', 'signatureMethod', 'privateKeyPem'] as const;
-const SHAPES = 'Expected {"login": "...", "controlKey": "..."} for HMAC-SHA1, or {"login": "...", "signatureMethod": "RSA-SHA256", "privateKeyPem": "-----BEGIN ..."}.';
+/** Every method's shape: `{"login": "...", "controlKey": "..."} for HMAC-SHA1, or {...} for RSA-SHA256`. */
+export const SECRET_SHAPES = SIGNATURE_METHODS.map((m) => `${secretShape(m)} for ${m}`).join(', or ');
+const SHAPES = `Expected ${SECRET_SHAPES}.`;
+/** "A" or "B" or "C". */
+const quotedMethods = SIGNATURE_METHODS.map((m) => `"${m}"`).join(' or ');
 
 /** Case and separators aside: "controlkey", "control_key" and "Control-Key" all mean controlKey. */
 const loose = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -97,19 +111,27 @@ export function parseGatewaySecret(text: string, source: string): GatewaySecret 
     throw new ConfigurationError(`${source}: the gateway secret must be a JSON object. ${SHAPES}`);
   }
   const fields = raw as Record<string, unknown>;
-  const method = fields.signatureMethod;
-  if (method !== undefined && method !== 'HMAC-SHA1' && method !== 'RSA-SHA256') {
-    throw new ConfigurationError(`${source}: "signatureMethod" must be "HMAC-SHA1" or "RSA-SHA256" (or left out for HMAC-SHA1). ${SHAPES}`);
+  const named = fields.signatureMethod;
+  if (named !== undefined && !SIGNATURE_METHODS.includes(named as SignatureMethod)) {
+    throw new ConfigurationError(`${source}: "signatureMethod" must be ${quotedMethods} (or left out for ${DEFAULT_SIGNATURE_METHOD}). ${SHAPES}`);
   }
-  // The method picks the shape, so the errors are about that shape's fields, not about a union of both.
-  const rsa = method === 'RSA-SHA256' || (method === undefined && 'privateKeyPem' in fields && !('controlKey' in fields));
-  if (rsa && method === undefined) {
-    throw new ConfigurationError(`${source}: the gateway secret has "privateKeyPem" but no "signatureMethod": add "signatureMethod": "RSA-SHA256". ${SHAPES}`);
+  // The method picks the shape, so the errors are about that shape's fields, not about a union of all.
+  const method = (named as SignatureMethod | undefined) ?? DEFAULT_SIGNATURE_METHOD;
+  if (named === undefined) {
+    // Another method's own field, and none of the default's: the method was left out by mistake.
+    const own = (m: SignatureMethod) => Object.keys(SIGNING[m].secretFields).filter((f) => f in fields);
+    const meantMethod = SIGNATURE_METHODS.find((m) => m !== DEFAULT_SIGNATURE_METHOD && own(m).length > 0);
+    if (meantMethod && own(DEFAULT_SIGNATURE_METHOD).length === 0) {
+      throw new ConfigurationError(
+        `${source}: the gateway secret has "${own(meantMethod)[0]}" but no "signatureMethod": add "signatureMethod": "${meantMethod}". ${SHAPES}`,
+      );
+    }
   }
-  const parsed = (rsa ? rsaSecret : hmacSecret).safeParse(fields);
+  const parsed = secretSchema(method).safeParse(fields);
   if (!parsed.success) {
-    const problems = describeIssues(parsed.error.issues, rsa ? RSA_FIELDS : HMAC_FIELDS, fields);
-    throw new ConfigurationError(`${source}: the ${rsa ? 'RSA-SHA256' : 'HMAC-SHA1'} gateway secret is not right: ${problems.join('; ')}${problems.at(-1)?.endsWith('?') ? '' : '.'} ${SHAPES}`);
+    const problems = describeIssues(parsed.error.issues, fieldsOf(method), fields);
+    throw new ConfigurationError(`${source}: the ${method} gateway secret is not right: ${problems.join('; ')}${problems.at(-1)?.endsWith('?') ? '' : '.'} ${SHAPES}`);
   }
-  return parsed.data;
+  // The schema is built from the method's own entry, so what it accepts is that method's secret.
+  return parsed.data as GatewaySecret;
 }

@@ -1,8 +1,8 @@
 import type { SchemaElement } from 'hyparquet';
-import type { ColumnDefinition } from './report-definition.js';
+import type { ColumnDefinition, ColumnKind } from './report-definition.js';
 
 /**
- * One schema, three uses (DESIGN.md): a report's column definitions alone generate
+ * One schema, three uses (docs/architecture.md "One schema, three uses"): a report's column definitions alone generate
  *  1. the Parquet schema hyparquet-writer writes into every file's footer,
  *  2. the Glue table's columns (Athena type strings),
  *  3. the local DuckDB view over the same files.
@@ -11,8 +11,14 @@ import type { ColumnDefinition } from './report-definition.js';
  * test/unit/table-schema.test.ts writes a file of every type and proves the three agree.
  */
 
-/** The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. */
-export const PARTITION_KEYS: ReadonlyArray<{ name: string; type: string }> = [{ name: 'dt', type: 'string' }];
+/**
+ * The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. Declared here only:
+ * the key layout (s3-keys.ts) names its partition directories after it, the Glue table and the DuckDB view declare
+ * it, and a data column may not take its name (athena-names.ts). Its type is a column kind, so the column
+ * switches type it (duckdbType).
+ */
+export const PARTITION_KEYS = [{ name: 'dt', type: 'string' }] as const satisfies ReadonlyArray<{ name: string; type: ColumnKind }>;
+export const PARTITION_KEY = PARTITION_KEYS[0].name;
 
 /** The Athena (Glue) type of a column: string, bigint, decimal(p,s), timestamp, date. */
 export function athenaType(column: ColumnDefinition): string {
@@ -47,12 +53,12 @@ export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' |
   }
 }
 
-/** Glue/Athena type strings for the partition keys, mapped the same way for DuckDB. */
-const duckdbTypeOfAthena = (athena: string): string => ({ string: 'VARCHAR', bigint: 'BIGINT', date: 'DATE' })[athena] ?? athena.toUpperCase();
+/** A partition key's DuckDB type, by the same switch as a column's. */
+export const partitionKeyDuckdbType = (key: (typeof PARTITION_KEYS)[number]): string => duckdbType({ kind: key.type, precision: undefined, scale: undefined });
 
 /**
- * The Parquet schema element of a column. Logical and converted types are set explicitly, as DESIGN.md
- * "Parquet for every engine" lists them.
+ * The Parquet schema element of a column. Logical and converted types are set explicitly, as docs/architecture.md
+ * "Parquet" lists them (docs/parquet.md has the compatibility table).
  */
 export function parquetElement(column: ColumnDefinition): SchemaElement {
   const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';
@@ -91,6 +97,15 @@ export function parquetElement(column: ColumnDefinition): SchemaElement {
   }
 }
 
+/**
+ * A Parquet column's type as messages say it, in the words of the footer (and of DuckDB's parquet_schema and
+ * Athena's errors): "INT64", "BYTE_ARRAY UTF8", "INT64 DECIMAL(18,3)", "INT32 DATE".
+ */
+export function parquetTypeLabel(e: { type?: string | null; converted_type?: string | null; precision?: number | bigint | null; scale?: number | bigint | null }): string {
+  const annotation = e.converted_type === 'DECIMAL' ? `DECIMAL(${e.precision},${e.scale})` : (e.converted_type ?? '');
+  return [e.type ?? '?', annotation].filter(Boolean).join(' ');
+}
+
 /** The whole Parquet schema: a root element, then one flat leaf per column in definition order. */
 export function parquetSchema(columns: readonly ColumnDefinition[]): SchemaElement[] {
   return [{ name: 'root', num_children: columns.length }, ...columns.map(parquetElement)];
@@ -106,18 +121,45 @@ export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
+ * Files of one table written under other columns than the current definition's (a lake whose definition changed),
+ * and how the view reads them as Athena would: Athena reads Parquet columns by name, so a column a file lacks
+ * reads NULL, and a column whose Parquet type differs from the table's fails every query that reads it in that
+ * file (definition-change.ts).
+ */
+export interface ViewEvolution {
+  /** Columns of the definition that no file has yet: NULL everywhere. */
+  absent: ReadonlySet<string>;
+  /** Per column, the files whose Parquet type is not the definition's, and what a query reading it there fails with. */
+  unreadable: ReadonlyMap<string, { files: readonly string[]; message: string }>;
+}
+
+/** The column read_parquet names each row's file in, when the view needs it: no definition's column starts with "_". */
+const FILE_COLUMN = '_paynet_file';
+
+/**
  * The DuckDB view that plays the Glue table locally: every column cast to the type Athena sees, so a
  * query that works here works in Athena. `glob` is the table's files, e.g. `.lake/tables/transactions/*\/*.parquet`,
- * laid out as `dt=<date>/` directories (hive partitioning gives the dt column).
+ * laid out as `dt=<date>/` directories (hive partitioning gives the dt column). With `evolution` (files written
+ * under other columns), the files are read by name (union_by_name: a missing column is NULL, as in Athena) and a
+ * column of a file whose type differs raises `error()` for its rows only, so, as in Athena, a query fails only
+ * when it reads that column in such a file (a count, or a filter on other partitions, still runs).
  */
-export function duckdbViewSql(viewName: string, glob: string, columns: readonly ColumnDefinition[]): string {
+export function duckdbViewSql(viewName: string, glob: string, columns: readonly ColumnDefinition[], evolution?: ViewEvolution): string {
+  const read = (c: ColumnDefinition) => {
+    const cast = `CAST(${ident(c.name)} AS ${duckdbType(c)})`;
+    if (evolution?.absent.has(c.name)) return `CAST(NULL AS ${duckdbType(c)})`;
+    const bad = evolution?.unreadable.get(c.name);
+    if (!bad) return cast;
+    return `CASE WHEN ${ident(FILE_COLUMN)} IN (${bad.files.map(literal).join(', ')}) THEN error(${literal(bad.message)}) ELSE ${cast} END`;
+  };
   const select = [
-    ...columns.map((c) => `CAST(${ident(c.name)} AS ${duckdbType(c)}) AS ${ident(c.name)}`),
-    ...PARTITION_KEYS.map((k) => `CAST(${ident(k.name)} AS ${duckdbTypeOfAthena(k.type)}) AS ${ident(k.name)}`),
+    ...columns.map((c) => `${read(c)} AS ${ident(c.name)}`),
+    ...PARTITION_KEYS.map((k) => `CAST(${ident(k.name)} AS ${partitionKeyDuckdbType(k)}) AS ${ident(k.name)}`),
   ];
+  const options = evolution ? `, union_by_name = true, filename = ${literal(FILE_COLUMN)}` : '';
   return (
     `CREATE OR REPLACE VIEW ${ident(viewName)} AS SELECT\n  ${select.join(',\n  ')}\n` +
-    `FROM read_parquet(${literal(glob)}, hive_partitioning = true)`
+    `FROM read_parquet(${literal(glob)}, hive_partitioning = true${options})`
   );
 }
 

@@ -1,4 +1,5 @@
 import { ConfigurationError } from './errors.js';
+import type { ReportDefinition } from './report-definition.js';
 
 /**
  * Report windows. A window is a half-open range [start, end) of wall-clock times in the report's
@@ -122,7 +123,7 @@ export function withLookback(window: ReportWindow, size: WindowSize, lookback: n
   return out;
 }
 
-/** Every window starting in [from, to): `from` inclusive, `to` exclusive. */
+/** Every window starting in [from, to): `from` inclusive, `to` exclusive. The arithmetic of windowsStartingIn. */
 export function windowsBetween(from: LocalDateTime, to: LocalDateTime, size: WindowSize): ReportWindow[] {
   const out: ReportWindow[] = [];
   for (let t = toEpoch(windowStartOf(from, size)); t < toEpoch(to); t += stepMs(size)) {
@@ -131,27 +132,47 @@ export function windowsBetween(from: LocalDateTime, to: LocalDateTime, size: Win
   return out;
 }
 
+/** Bounds of a range of window starts, wall-clock in the report's zone: `from` inclusive, `to` exclusive. */
+export interface WindowRange {
+  from?: LocalDateTime;
+  to?: LocalDateTime;
+}
+
+/**
+ * A report's windows starting in [from, to), oldest first: the one way windows are listed (`npm start`, `backfill`,
+ * `reparse`, the fetch function's backfill requests). A missing bound takes its default at `now` in the report's
+ * zone: `from` the start of the last complete window, `to` the start of the current one (not complete yet), so
+ * with neither it is the last complete window alone; a report without its schedule must give both. An empty range
+ * gives no window: each caller says what was wrong in its own terms (flags, or fields of an event).
+ */
+export function windowsStartingIn(report: Pick<ReportDefinition, 'window'>, range: Required<WindowRange>): ReportWindow[];
+export function windowsStartingIn(report: Pick<ReportDefinition, 'window' | 'schedule'>, range: WindowRange, now?: Date): ReportWindow[];
+export function windowsStartingIn(report: Pick<ReportDefinition, 'window'> & Partial<Pick<ReportDefinition, 'schedule'>>, range: WindowRange, now: Date = new Date()): ReportWindow[] {
+  const size = parseWindowSize(report.window);
+  const zone = () => report.schedule!.timeZone; // only reached through the second signature, which has the schedule
+  const from = range.from ?? lastCompleteWindow(now, zone(), size).start;
+  const to = range.to ?? windowStartOf(wallClockIn(now, zone()), size);
+  return windowsBetween(from, to, size);
+}
+
+/** The tokens of a date pattern, each with how it writes a wall-clock time; the pattern's regex is made from them. */
+const PATTERN_TOKENS = {
+  yyyy: (t) => pad(t.year, 4),
+  MM: (t) => pad(t.month),
+  dd: (t) => pad(t.day),
+  HH: (t) => pad(t.hour),
+  mm: (t) => pad(t.minute),
+  ss: (t) => pad(t.second),
+} satisfies Record<string, (t: LocalDateTime) => string>;
+type PatternToken = keyof typeof PATTERN_TOKENS;
+const PATTERN_TOKEN = new RegExp(Object.keys(PATTERN_TOKENS).join('|'), 'g');
+
 /**
  * Formats a wall-clock time with a pattern of yyyy, MM, dd, HH, mm, ss (the tokens a report template and
  * a column's input pattern use); other characters are copied.
  */
 export function formatWithPattern(t: LocalDateTime, pattern: string): string {
-  return pattern.replace(/yyyy|MM|dd|HH|mm|ss/g, (tok) => {
-    switch (tok) {
-      case 'yyyy':
-        return pad(t.year, 4);
-      case 'MM':
-        return pad(t.month);
-      case 'dd':
-        return pad(t.day);
-      case 'HH':
-        return pad(t.hour);
-      case 'mm':
-        return pad(t.minute);
-      default:
-        return pad(t.second);
-    }
-  });
+  return pattern.replace(PATTERN_TOKEN, (tok) => PATTERN_TOKENS[tok as PatternToken](t));
 }
 
 /** "2026-11-20T00-00-00": a window start safe in S3 keys and file names. */

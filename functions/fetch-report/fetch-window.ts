@@ -11,7 +11,7 @@ import { tagObject, uploadStream, type StoredObject } from '../aws/s3-streams.js
 
 /**
  * One window: render the report body, call the gateway, stream the answer into the raw bucket at the
- * window's key (DESIGN.md "S3 layout"). Never buffers the report: the bytes go from the gateway socket
+ * window's key (docs/architecture.md, "S3 layout"). Never buffers the report: the bytes go from the gateway socket
  * through a hash into S3 multipart parts. A failure anywhere leaves nothing at the key (uploadStream aborts).
  */
 

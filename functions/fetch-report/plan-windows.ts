@@ -4,7 +4,7 @@ import {
   formatLocalDateTime,
   lastCompleteWindow,
   parseWindowSize,
-  windowsBetween,
+  windowsStartingIn,
   withLookback,
   type ReportWindow,
 } from '../core/window.js';
@@ -42,7 +42,7 @@ export function planWindows(request: FetchRequest, report: ReportDefinition, now
       basis: { scheduledTime, fromInvocationTime: request.scheduledTime === undefined },
     };
   }
-  const windows = windowsBetween(request.from, request.to, size);
+  const windows = windowsStartingIn(report, { from: request.from, to: request.to });
   const range = `[${formatLocalDateTime(request.from)}, ${formatLocalDateTime(request.to)})`;
   if (windows.length === 0) {
     throw new ConfigurationError(`Backfill of report "${report.id}": ${range} holds no ${report.window} window: "from" must be before "to" (to is exclusive).`);

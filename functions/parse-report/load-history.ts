@@ -5,7 +5,7 @@ import { manifestKey } from '../core/s3-keys.js';
 import { historyWindows } from '../core/volume-band.js';
 import type { ReportWindow } from '../core/window.js';
 import { ObjectNotFound, openObjectStream } from '../aws/s3-streams.js';
-import type { LoadManifest } from './load-manifest.js';
+import type { LoadManifest } from '../core/load-manifest.js';
 
 /**
  * The history a window's volume check compares it with: the load manifests of the same slot in earlier

@@ -4,6 +4,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/csv-to-parquet.js';
+import { definitionRecord } from '../core/definition-fingerprint.js';
 import { isPipelineError } from '../core/errors.js';
 import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks } from '../core/quality-checks.js';
 import type { ReportCatalog } from '../core/report-catalog.js';
@@ -14,8 +15,9 @@ import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart
 import { redactText } from '../aws/redact.js';
 import { ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
 import { readHistory } from './load-history.js';
-import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from './load-manifest.js';
+import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from '../core/load-manifest.js';
 import { rawObjectState } from './raw-state.js';
+import { readTableInPlace } from './table-in-place.js';
 
 /**
  * One raw object to the curated bucket: the CSV streamed through the converter into a multipart upload
@@ -174,6 +176,8 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
             },
           }
         : {}),
+      // What readers compare with the current definition to find windows written under an older one.
+      definition: definitionRecord(report.columns),
       loadRunId: runId,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
@@ -330,7 +334,15 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
         logger.error('Could not store the rejected rows', { error: rejectsError });
       }
     }
-    const manifest = manifestFor('failed', { error: { code, message, retryable: isPipelineError(error) ? error.retryable : true } });
+    // Nothing was written to the table: say which earlier load's file stays there, and under which definition.
+    const tableInPlace = table?.stored ? undefined : await readTableInPlace(deps.s3, deps.curatedBucket, keys.manifest).catch((e: unknown) => {
+      logger.warn('Could not read the previous manifest: the failed manifest will not say which table file stays in place', { error: e });
+      return undefined;
+    });
+    const manifest = manifestFor('failed', {
+      error: { code, message, retryable: isPipelineError(error) ? error.retryable : true },
+      ...(tableInPlace ? { tableInPlace } : {}),
+    });
     // Rows are known when the whole file was read (too many rejects): the rejected-rows alarm should see them.
     if (deps.metrics && conversion) recordLoad(deps.metrics, dims, { rowsWritten: 0, rowsRejected: conversion.rowsRejected });
     logger.error(

@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { loadCatalog } from '../../config/reports/index.js';
-import { parseEnvironment } from '../../config/environments.js';
+import { environmentOf, readEnvironmentSource } from '../../config/environments.js';
 import { renderBody } from '../../functions/core/body-template.js';
 import { CsvRecordReader } from '../../functions/core/csv-records.js';
 import { ConfigurationError, isPipelineError, UnexpectedAnswer } from '../../functions/core/errors.js';
@@ -11,11 +12,10 @@ import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
 import type { BodySigningRule } from '../../functions/core/oauth.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { signatureMethodOf, type GatewaySecret } from '../../functions/core/secret.js';
-import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
+import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/signature-methods.js';
+import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
 import { getGatewaySecret } from '../../functions/aws/secrets.js';
 import { readSecretFile } from '../args/secret-file.js';
-import { windowsForRun } from '../args/windows.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
@@ -97,14 +97,11 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     if (!/^[a-z][a-z0-9-]{0,11}$/.test(opts.environment)) {
       throw new ConfigurationError(`--environment "${opts.environment}" is not an environment name (config/environments/<name>.json).`);
     }
-    const file = new URL(`${opts.environment}.json`, deps.environmentsDir ?? DEFAULT_ENVIRONMENTS);
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readFile(file, 'utf8'));
-    } catch (e) {
-      throw new ConfigurationError(`Cannot read config/environments/${opts.environment}.json: ${(e as Error).message}`);
-    }
-    const env = parseEnvironment(raw, `config/environments/${opts.environment}.json`);
+    const label = `config/environments/${opts.environment}.json`;
+    const file = fileURLToPath(new URL(`${opts.environment}.json`, deps.environmentsDir ?? DEFAULT_ENVIRONMENTS));
+    if (!existsSync(file)) throw new ConfigurationError(`Cannot read ${label}: there is no such file (an environment is a file config/environments/<name>.json).`);
+    // Read as the synth reads it: a syntax error with its line and column, every bad field, the name matching the file.
+    const env = environmentOf(readEnvironmentSource(file, label));
     validateGatewayUrl(env.gateway.endpointUrl, 'gateway.endpointUrl');
     const region = env.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
     const provider = new SecretsProvider(region ? { clientConfig: { region } } : {});
@@ -118,14 +115,14 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     validateGatewayUrl(opts.gatewayUrl);
     return { endpointUrl: opts.gatewayUrl, secret: await readSecretFile(opts.secretFile), source: `secret file ${opts.secretFile}` };
   }
-  const { startSimulator } = await import('../simulator/index.js');
+  const { startSimulator, testSecretOf } = await import('../simulator/index.js');
   // The embedded simulator serves every report of the catalog, as `npm start`'s does.
   const sim = await startSimulator({ reports: (deps.catalog ?? loadCatalog()).reports });
-  return { endpointUrl: sim.url, secret: sim.credentials.hmac, close: () => sim.close(), source: 'the embedded simulator' };
+  return { endpointUrl: sim.url, secret: testSecretOf(sim.credentials, DEFAULT_SIGNATURE_METHOD), close: () => sim.close(), source: 'the embedded simulator' };
 }
 
 function windowFor(report: ReportDefinition, from: string | undefined, now: Date): ReportWindow {
-  return from ? windowAt(parseLocalDateTime(from), parseWindowSize(report.window)) : windowsForRun(report, undefined, undefined, now)[0]!;
+  return from ? windowAt(parseLocalDateTime(from), parseWindowSize(report.window)) : windowsStartingIn(report, {}, now)[0]!;
 }
 
 /** Column by column: the positions where the first line and the definition's header differ. */
@@ -138,7 +135,6 @@ export function diffHeader(expected: readonly string[], got: readonly string[]):
 }
 
 const FIX_BY_CODE: Record<string, string> = {
-  AuthenticationRefused: 'the gateway refused the login: check the login and control key (HMAC-SHA1) or that the provider holds your public key (RSA-SHA256), and the clock',
   UnexpectedAnswer: 'the answer is not a report: check the endpoint URL and the report body (bodyTemplate); if they are right, send the quoted start to the provider',
   GatewayUnavailable: 'the gateway did not answer usefully: check the URL\'s host and port; if they are right, try again later or ask the provider',
   EndpointUnreachable: 'the endpoint cannot be reached: check the URL\'s host, and the CA if its certificate is refused',
@@ -146,6 +142,12 @@ const FIX_BY_CODE: Record<string, string> = {
   ConfigurationError: 'fix the configuration named above',
   MalformedReport: 'the file is not well-formed CSV in the definition\'s encoding and delimiter: check encoding and delimiter, or send the file to the provider',
 };
+
+/** What to fix for an error code; a refused login names what its signature method needs checked. */
+const fixFor = (code: string, method: SignatureMethod): string =>
+  code === 'AuthenticationRefused'
+    ? `the gateway refused the login: check ${SIGNING[method].whenRefused} (${method}), and the clock`
+    : (FIX_BY_CODE[code] ?? 'see the message');
 
 async function checkOne(report: ReportDefinition, target: Target, opts: CheckOptions, deps: CheckDeps): Promise<CheckResult> {
   const now = deps.now ?? (() => new Date());
@@ -229,7 +231,7 @@ async function checkOne(report: ReportDefinition, target: Target, opts: CheckOpt
       result.status ??= e.status;
       result.contentType ??= e.contentType;
     }
-    result.verdict = `NOT OK: ${e.code}: ${FIX_BY_CODE[e.code] ?? 'see the message'}`;
+    result.verdict = `NOT OK: ${e.code}: ${fixFor(e.code, signatureMethodOf(target.secret))}`;
   }
   return result;
 }

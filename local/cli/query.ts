@@ -86,6 +86,8 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
 
   const db = await openLakeDatabase({ lakeDir: opts.lake, environment: opts.environment });
   try {
+    // Windows written under another definition (stale-notice.ts): said before any result, on stderr like the notes.
+    for (const line of db.notices) io.err(line);
     if (opts.list) {
       for (const view of db.views) {
         const described = await db.query(`DESCRIBE ${JSON.stringify(view.name)}`);

@@ -3,15 +3,16 @@ import { showCount as count, showKib as kib, showPath as show } from '../args/di
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
-import { formatLocalDate, formatLocalDateTime, parseWindowSize, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
-import { windowsForRun } from '../args/windows.js';
+import { windowRangeOf } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
 import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/local-lake.js';
 import { QueryFailed } from '../lake/duckdb.js';
+import { lakeStaleNotices } from '../lake/stale-notice.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
 import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
 import { formatTable } from '../lake/result-table.js';
@@ -96,7 +97,8 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
   const report = catalog.chosen(opts.report);
-  const windows = windowsForRun(report, opts.from, opts.to);
+  // Without --from and --to, the last complete window: yesterday for a daily report.
+  const windows = windowsStartingIn(report, windowRangeOf(opts.from, opts.to));
   if (windows.length === 0) {
     throw new ConfigurationError(
       opts.to
@@ -192,6 +194,9 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
       }
 
       print('');
+      // Windows of this lake written under another definition than the current one, and the command that rebuilds them.
+      const stale = await lakeStaleNotices({ lakeDir: opts.lake, curatedBucket: pipeline.buckets.curated, reports: [report] });
+      if (stale.length) print([...stale, ''].join('\n'));
       if (counts().loaded === 0) {
         print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
       } else {

@@ -2,9 +2,8 @@ import { loadCatalog } from '../../config/reports/index.js';
 import { renderBody } from '../../functions/core/body-template.js';
 import { describeRequest, type DescribedRequest } from '../../functions/core/gateway-request.js';
 import type { BodySigningRule } from '../../functions/core/oauth.js';
-import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn } from '../../functions/core/window.js';
 import { readSecretFile } from '../args/secret-file.js';
-import { windowsForRun } from '../args/windows.js';
 
 export interface SignOptions {
   gatewayUrl: string;
@@ -23,7 +22,7 @@ export interface SignOptions {
  */
 export async function signReportRequest(opts: SignOptions): Promise<DescribedRequest> {
   const report = loadCatalog().chosen(opts.report);
-  const window = opts.from ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window)) : windowsForRun(report)[0]!;
+  const window = opts.from ? windowAt(parseLocalDateTime(opts.from), parseWindowSize(report.window)) : windowsStartingIn(report, {})[0]!;
   const secret = await readSecretFile(opts.secretFile);
   return describeRequest({ endpointUrl: opts.gatewayUrl, secret, body: renderBody(report.bodyTemplate, window), bodySigning: opts.bodySigning });
 }

@@ -8,14 +8,17 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/report-definition.js';
-import type { QualityCheck } from '../../functions/core/quality-checks.js';
-import { PREFIX } from '../../functions/core/s3-keys.js';
-import { athenaType, ident, literal, PARTITION_KEYS, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
+import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/secret.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/s3-keys.js';
+import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
 import { parseWindowSize } from '../../functions/core/window.js';
+import { deployedStaleItem } from '../lake/stale-notice.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
- * what is left to do. Reads the stack's outputs, then one check per item: the secret no longer holds the
+ * what is left to do. Reads the stack's outputs (and prints the egress IPs to allow-list when the stack has them), then
+ * one check per item: the secret no longer holds the
  * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
  * messages waiting in each dead-letter queue, and one query per report through the workgroup that reads every
  * value of the newest `dt`, and the data checks' findings of the last days' loads. A check that cannot be made (no permission, a throttled call) says so and the others
@@ -141,11 +144,18 @@ async function checkSecret(input: StatusInput, arn: string): Promise<StatusItem>
   try {
     parsed = JSON.parse(value ?? '');
   } catch {
-    return { item, verdict: 'TODO', detail: `the secret is not JSON: put {"login": ..., "controlKey": ...} or the RSA-SHA256 form (${DOCS}, step 5)` };
+    return { item, verdict: 'TODO', detail: `the secret is not JSON: put ${SECRET_SHAPES} (${DOCS}, step 5)` };
   }
   const fields = parsed && typeof parsed === 'object' ? Object.values(parsed as Record<string, unknown>) : [];
   if (fields.some((v) => v === PLACEHOLDER)) {
     return { item, verdict: 'TODO', detail: `still holds the placeholder (${PLACEHOLDER}): every fetch fails AuthenticationRefused until you put the credentials (${DOCS}, step 5)` };
+  }
+  try {
+    // As the fetch function reads it: a misspelled or missing field is named here, not at the first run. Never a value.
+    parseGatewaySecret(value ?? '', 'the secret');
+  } catch (e) {
+    if (!(e instanceof ConfigurationError)) throw e;
+    return { item, verdict: 'TODO', detail: `${e.message} (${DOCS}, step 5)` };
   }
   return { item, verdict: 'OK', detail: 'holds credentials, not the placeholder (the value is not shown)' };
 }
@@ -157,13 +167,15 @@ async function checkSubscriptions(input: StatusInput, topicArn: string): Promise
     let token: string | undefined;
     do {
       const page = await input.clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }));
-      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: s.Endpoint ?? '?', pending: s.SubscriptionArn === 'PendingConfirmation' });
+      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: endpointName(s.Endpoint), pending: s.SubscriptionArn === 'PendingConfirmation' });
       token = page.NextToken;
     } while (token);
   } catch (e) {
     return unknown(item, e, 'sns:ListSubscriptionsByTopic');
   }
-  if (!subscriptions.length) return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails in the environment and deploy, or subscribe an endpoint to the topic' };
+  if (!subscriptions.length) {
+    return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails or alarmChat in the environment and deploy, or subscribe an endpoint to the topic' };
+  }
   const pending = subscriptions.filter((s) => s.pending);
   if (pending.length) {
     return {
@@ -173,6 +185,39 @@ async function checkSubscriptions(input: StatusInput, topicArn: string): Promise
     };
   }
   return { item, verdict: 'OK', detail: `${subscriptions.length} confirmed (${subscriptions.map((s) => s.endpoint).join(', ')})` };
+}
+
+/** A subscription as the operator knows it: the address, or the chat service (alarmChat) by name rather than its HTTPS endpoint. */
+const endpointName = (endpoint: string | undefined) => (/\.chatbot\.amazonaws\.com/.test(endpoint ?? '') ? 'chat (Amazon Q Developer)' : (endpoint ?? '?'));
+
+/**
+ * The EgressIps output (lib/egress.ts), present only with a `network` setting: what to give a gateway that accepts
+ * allow-listed addresses only. Its value is the addresses the stack allocated, the user's allocation ids (their
+ * addresses are not known at synth), or the user's VPC (its NAT's addresses).
+ */
+export function egressItem(value: string): StatusItem {
+  const item = 'egress IPs';
+  const parts = value.split(',').map((p) => p.trim()).filter(Boolean);
+  const where = `${DOCS}, "A fixed egress address"`;
+  if (parts.length && parts.every((p) => p.startsWith('eipalloc-'))) {
+    return {
+      item,
+      verdict: 'OK',
+      detail:
+        `your Elastic IPs ${parts.join(', ')}: give their addresses to the provider to allow-list ` +
+        `(aws ec2 describe-addresses --allocation-ids ${parts.join(' ')} --query 'Addresses[].PublicIp' --output text; ${where})`,
+    };
+  }
+  if (parts.length === 1 && parts[0]!.startsWith('vpc-')) {
+    return {
+      item,
+      verdict: 'OK',
+      detail:
+        `those of the NAT your VPC ${parts[0]} routes the fetch function's subnets through: give them to the provider to allow-list ` +
+        `(aws ec2 describe-nat-gateways --filter Name=vpc-id,Values=${parts[0]} --query 'NatGateways[].NatGatewayAddresses[].PublicIp' --output text; ${where})`,
+    };
+  }
+  return { item, verdict: 'OK', detail: `${parts.join(', ')}: the fetch function calls the gateway from ${parts.length === 1 ? 'this address' : 'these addresses'}; give them to the provider to allow-list (${where})` };
 }
 
 async function checkSchedules(input: StatusInput, group: string): Promise<StatusItem[]> {
@@ -204,25 +249,32 @@ async function checkSchedules(input: StatusInput, group: string): Promise<Status
 interface NewestLoad {
   key: string;
   dt: string;
-  outcome?: string;
+  outcome?: LoadManifest['outcome'];
   finishedAt?: string;
   rowsWritten?: number;
 }
 
+/** A manifest as stored; Partial: one written by an older version, or by hand, may lack fields. */
+async function readManifest(input: StatusInput, bucket: string, key: string): Promise<Partial<LoadManifest>> {
+  const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString();
+  return JSON.parse(body ?? '{}') as Partial<LoadManifest>;
+}
+
 async function newestManifest(input: StatusInput, bucket: string, reportId: string): Promise<NewestLoad | undefined> {
-  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last key in S3's order is the newest window.
-  let last: string | undefined;
+  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last manifest key in S3's order is the newest window.
+  let last: { key: string; dt: string } | undefined;
   let token: string | undefined;
   do {
-    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: `${PREFIX.manifests}${reportId}/`, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) if (o.Key && (!last || o.Key > last)) last = o.Key;
+    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), ContinuationToken: token }));
+    for (const o of page.Contents ?? []) {
+      const parts = o.Key ? parseCuratedKey(o.Key) : null;
+      if (parts?.area === 'manifests' && (!last || o.Key! > last.key)) last = { key: o.Key!, dt: parts.dt };
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   if (!last) return undefined;
-  const dt = /\/dt=([^/]+)\//.exec(last)?.[1] ?? '?';
-  const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: last }))).Body?.transformToString();
-  const manifest = JSON.parse(body ?? '{}') as { outcome?: string; finishedAt?: string; rows?: { written?: number } };
-  return { key: last, dt, outcome: manifest.outcome, finishedAt: manifest.finishedAt, rowsWritten: manifest.rows?.written };
+  const manifest = await readManifest(input, bucket, last.key);
+  return { ...last, outcome: manifest.outcome, finishedAt: manifest.finishedAt, rowsWritten: manifest.rows?.written };
 }
 
 function windowHours(window: string): number {
@@ -286,9 +338,8 @@ async function checkDeadLetters(input: StatusInput, outputs: Record<string, stri
 /** The query that reads one partition's values: its count, then per column the aggregates that decode it. */
 export function partitionValuesQuery(report: Pick<StatusReport, 'id' | 'columns'>, dt: string): { sql: string; aggregates: ReadAggregate[] } {
   const aggregates = report.columns.flatMap((column) => valueAggregates(column).map(({ kind, sql }) => ({ column, kind, sql })));
-  const partitionKey = PARTITION_KEYS[0]!.name;
   return {
-    sql: `SELECT\n  ${['count(*)', ...aggregates.map((a) => a.sql)].join(',\n  ')}\nFROM ${ident(report.id)}\nWHERE ${ident(partitionKey)} = ${literal(dt)}`,
+    sql: `SELECT\n  ${['count(*)', ...aggregates.map((a) => a.sql)].join(',\n  ')}\nFROM ${ident(report.id)}\nWHERE ${ident(PARTITION_KEY)} = ${literal(dt)}`,
     aggregates,
   };
 }
@@ -429,7 +480,7 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
   const now = (input.now ?? (() => new Date()))();
   // A day more than asked: manifests are keyed by the report's zone, and this runs in any.
   const since = new Date(now.getTime() - (FINDINGS_DAYS + 1) * 86_400_000).toISOString().slice(0, 10);
-  const prefix = `${PREFIX.manifests}${reportId}/`;
+  const from = partitionStart('manifests', reportId, since);
   const flagged: string[] = [];
   let loaded = 0;
   let pdf = 0;
@@ -439,18 +490,13 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
     let token: string | undefined;
     do {
       const page = await input.clients.s3.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, StartAfter: `${prefix}dt=${since}`, ContinuationToken: token }),
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), StartAfter: from, ContinuationToken: token }),
       );
-      for (const o of page.Contents ?? []) if (o.Key && o.Key >= `${prefix}dt=${since}`) keys.push(o.Key);
+      for (const o of page.Contents ?? []) if (o.Key && o.Key >= from && parseCuratedKey(o.Key)?.area === 'manifests') keys.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     for (let i = 0; i < keys.length; i += 8) {
-      const manifests = await Promise.all(
-        keys.slice(i, i + 8).map(async (key) => {
-          const body = await (await input.clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }))).Body?.transformToString();
-          return JSON.parse(body ?? '{}') as { outcome?: string; window?: { start?: string }; checks?: QualityCheck[] };
-        }),
-      );
+      const manifests = await Promise.all(keys.slice(i, i + 8).map((key) => readManifest(input, bucket, key)));
       for (const m of manifests) {
         if (m.outcome === 'not-parsed') pdf++;
         if (m.outcome !== 'loaded') continue;
@@ -492,12 +538,14 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     ];
   }
   const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
-  const [secret, subscriptions, schedules, deadLetters, loads] = await Promise.all([
+  const [secret, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
     checkSecret(input, need('GatewaySecretArn')),
     checkSubscriptions(input, need('AlarmTopicArn')),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),
     Promise.all(input.reports.map((r) => checkLoad(input, need('CuratedBucketName'), r))),
+    // Windows written under another definition than this checkout's, and the reparse that rebuilds them.
+    Promise.all(input.reports.map((r) => deployedStaleItem(input.clients.s3, need('CuratedBucketName'), r, input.environment))),
   ]);
   const counts = await Promise.all(
     input.reports.map((r, i) => {
@@ -508,8 +556,9 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
       return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'TODO', detail: 'no loaded window to count yet' });
     }),
   );
+  const egress = outputs.EgressIps ? [egressItem(outputs.EgressIps)] : [];
   const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
-  return [...items, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...deadLetters, ...counts, ...findings];
+  return [...items, ...egress, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...stale, ...deadLetters, ...counts, ...findings];
 }
 
 export function formatStatus(items: readonly StatusItem[]): string {

@@ -1,23 +1,22 @@
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ColumnKind, ReportDefinition } from '../../functions/core/report-definition.js';
-import { tablePrefix } from '../../functions/core/s3-keys.js';
-import { duckdbType, duckdbViewSql, PARTITION_KEYS } from '../../functions/core/table-schema.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { tableFilesGlob } from '../../functions/core/s3-keys.js';
+import { duckdbType, duckdbViewSql, PARTITION_KEYS, partitionKeyDuckdbType } from '../../functions/core/table-schema.js';
+import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
+import { viewEvolution } from './view-evolution.js';
 
 /**
  * The local stand-in for the Glue tables: one DuckDB view per report over the Parquet files the local
  * lake (s3rver) keeps on disk. s3rver stores the object `tables/<report>/dt=D/S.parquet` of bucket B as
  * the file `<lakeDir>/B/tables/<report>/dt=D/S.parquet._S3rver_object` (beside `.metadata.json` and
  * `.md5` files), so the `dt=` directories are there for DuckDB's hive partitioning exactly as Athena's
- * partition projection sees them in S3.
+ * partition projection sees them in S3 (s3rver-files.ts).
  */
 
-/** s3rver's on-disk suffix of an object's bytes (its FilesystemStore: `<key>._S3rver_object`). */
-const S3RVER_OBJECT_SUFFIX = '._S3rver_object';
-
-/** The files of a report's table in a lake directory: every window's Parquet object. */
+/** The files of a report's table in a lake directory: every window's Parquet object (the layout's glob, s3-keys.ts). */
 export function curatedParquetGlob(lakeDir: string, curatedBucket: string, reportId: string): string {
-  return join(resolve(lakeDir), curatedBucket, tablePrefix(reportId), '*', `*.parquet${S3RVER_OBJECT_SUFFIX}`);
+  return join(resolve(lakeDir), curatedBucket, tableFilesGlob(reportId, S3RVER_OBJECT_SUFFIX));
 }
 
 export interface LakeView {
@@ -40,8 +39,7 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 export function emptyViewSql(viewName: string, columns: ReportDefinition['columns']): string {
   const select = [
     ...columns.map((c) => `CAST(NULL AS ${duckdbType(c)}) AS ${ident(c.name)}`),
-    // Partition keys are typed with the column kinds' names (string, bigint, date), so the same switch types them.
-    ...PARTITION_KEYS.map((k) => `CAST(NULL AS ${duckdbType({ kind: k.type as ColumnKind, precision: undefined, scale: undefined })}) AS ${ident(k.name)}`),
+    ...PARTITION_KEYS.map((k) => `CAST(NULL AS ${partitionKeyDuckdbType(k)}) AS ${ident(k.name)}`),
   ];
   return `CREATE OR REPLACE VIEW ${ident(viewName)} AS SELECT\n  ${select.join(',\n  ')}\nWHERE false`;
 }
@@ -49,7 +47,13 @@ export function emptyViewSql(viewName: string, columns: ReportDefinition['column
 /** Creates one view per report on `connection`; returns what each view covers. */
 export async function createLakeViews(
   connection: DuckDBConnection,
-  options: { lakeDir: string; curatedBucket: string; reports: readonly ReportDefinition[] },
+  options: {
+    lakeDir: string;
+    curatedBucket: string;
+    reports: readonly ReportDefinition[];
+    /** Flags that end a `reports reparse` command for this lake (`--lake DIR`), quoted in the errors of stale files. */
+    reparseFlags?: readonly string[];
+  },
 ): Promise<LakeView[]> {
   const views: LakeView[] = [];
   for (const report of options.reports) {
@@ -57,7 +61,10 @@ export async function createLakeViews(
     // DuckDB's own glob(), so "has files" means exactly what read_parquet would match.
     const counted = await connection.runAndReadAll(`SELECT count(*) FROM glob(${literal(glob)})`);
     const files = Number(counted.getRows()[0]?.[0] ?? 0);
-    await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns) : emptyViewSql(report.id, report.columns));
+    // Files written under other columns (the definition changed since) are read as Athena reads them (view-evolution.ts).
+    // A footer that cannot be read (a file cut short by a killed load) is left to the query to report, as before.
+    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? []).catch(() => undefined) : undefined;
+    await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns, evolution) : emptyViewSql(report.id, report.columns));
     views.push({ name: report.id, files, glob });
   }
   return views;

@@ -3,6 +3,7 @@ import { loadCatalog } from '../../config/reports/index.js';
 import { bucketNames } from '../../config/naming.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { createLakeViews, type LakeView } from './duckdb-views.js';
+import { lakeReparseFlags, lakeStaleNotices } from './stale-notice.js';
 
 /**
  * DuckDB as the local Athena: an in-memory database whose views read the local lake's curated Parquet
@@ -51,6 +52,11 @@ export interface LakeQueryHead extends LakeQueryResult {
 
 export interface LakeDatabase {
   views: LakeView[];
+  /**
+   * What to tell the user before any query: windows whose table file was written under another definition than
+   * the current one, and the `reports reparse` command that rebuilds them (stale-notice.ts). Empty when none.
+   */
+  notices: string[];
   /** The whole result in memory: for small results (DESCRIBE, aggregates). Use stream() or head() otherwise. */
   query(sql: string): Promise<LakeQueryResult>;
   stream(sql: string): Promise<LakeQueryStream>;
@@ -87,8 +93,10 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
     instance.closeSync();
   };
   let views: LakeView[];
+  let notices: string[];
   try {
-    views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports });
+    views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports, reparseFlags: lakeReparseFlags(options.lakeDir) });
+    notices = await lakeStaleNotices({ lakeDir: options.lakeDir, curatedBucket, reports });
   } catch (e) {
     close();
     throw e;
@@ -121,6 +129,7 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
   };
   return {
     views,
+    notices,
     async query(sql) {
       let reader;
       try {

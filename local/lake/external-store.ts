@@ -6,6 +6,7 @@ import { CreateBucketCommand, HeadBucketCommand, ListObjectsV2Command, type S3Cl
 import type { BucketNames } from '../../config/naming.js';
 import { PREFIX } from '../../functions/core/s3-keys.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
+import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
 
 /**
  * An external S3-compatible store (`npm start -- --s3-endpoint URL`: MinIO, LocalStack, a real bucket
@@ -14,8 +15,6 @@ import { openObjectStream } from '../../functions/aws/s3-streams.js';
  * copies the curated tables down here before querying.
  */
 
-/** s3rver's on-disk suffix: the cache is laid out like the embedded lake, so the same DuckDB views read both. */
-const OBJECT_SUFFIX = '._S3rver_object';
 
 /** Creates the stack-named buckets when the store lacks them (a fresh MinIO); an existing bucket is left alone. */
 export async function ensureBuckets(client: S3Client, buckets: BucketNames): Promise<void> {
@@ -42,7 +41,8 @@ export async function mirrorTables(client: S3Client, bucket: string, cacheDir: s
     const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: PREFIX.tables, ContinuationToken: token }));
     for (const object of page.Contents ?? []) {
       if (!object.Key?.endsWith('.parquet')) continue;
-      const file = join(root, ...object.Key.split('/')) + OBJECT_SUFFIX;
+      // Laid out like the embedded lake (s3rver-files.ts), so the same DuckDB views read both.
+      const file = join(root, ...object.Key.split('/')) + S3RVER_OBJECT_SUFFIX;
       // A key with ".." segments must not write outside the cache.
       if (relative(root, file).startsWith(`..${sep}`)) continue;
       wanted.add(file);

@@ -9,7 +9,7 @@ import type { S3EventRecord } from 'aws-lambda';
 import type { BucketNames } from '../../config/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
-import { scriptBeside, startWorkerScript } from '../../functions/core/worker-script.js';
+import { scriptBeside, startWorkerScript } from '../../functions/runtime/worker-script.js';
 import type { FromLakeWorker, LakeWorkerData, ToLakeWorker } from './lake-worker.js';
 import { toS3EventRecord } from './s3-event.js';
 

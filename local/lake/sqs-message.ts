@@ -47,6 +47,8 @@ export function objectCreatedRecord(input: {
   eTag?: string;
   versionId?: string;
   region?: string;
+  /** Who sent it, as the notification's id: the parse log shows it (default "local-pipeline"). */
+  configurationId?: string;
 }): S3EventRecord {
   const time = new Date();
   return {
@@ -60,7 +62,7 @@ export function objectCreatedRecord(input: {
     responseElements: { 'x-amz-request-id': randomUUID(), 'x-amz-id-2': randomUUID() },
     s3: {
       s3SchemaVersion: '1.0',
-      configurationId: 'local-pipeline',
+      configurationId: input.configurationId ?? 'local-pipeline',
       bucket: { name: input.bucket, ownerIdentity: { principalId: 'local' }, arn: `arn:aws:s3:::${input.bucket}` },
       object: {
         key: encodeS3EventKey(input.key),

@@ -1,12 +1,6 @@
 import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import {
-  formatLocalDateTime,
-  parseLocalDateTime,
-  parseWindowSize,
-  windowsBetween,
-  type ReportWindow,
-} from '../../functions/core/window.js';
+import { formatLocalDateTime, parseLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
 
 /**
  * The scheduling of `reports backfill`, with no I/O of its own: which windows, how many at once, what
@@ -62,11 +56,12 @@ export const STOP_CODES: ReadonlySet<string> = new Set([
   'CredentialsProviderError',
 ]);
 
-/** The windows of a backfill: each one starting in [from, to), oldest first. An empty range is a mistake, not a no-op. */
+/**
+ * The windows of a backfill or a reparse (both bounds required): each one starting in [from, to), oldest first. An
+ * empty range is a mistake, not a no-op.
+ */
 export function backfillWindows(report: Pick<ReportDefinition, 'id' | 'window'>, from: string, to: string): ReportWindow[] {
-  const start = parseLocalDateTime(from);
-  const end = parseLocalDateTime(to);
-  const windows = windowsBetween(start, end, parseWindowSize(report.window));
+  const windows = windowsStartingIn(report, { from: parseLocalDateTime(from), to: parseLocalDateTime(to) });
   if (windows.length === 0) {
     throw new ConfigurationError(
       `Backfill of report "${report.id}": [${from}, ${to}) holds no ${report.window} window: --from must be before --to (--to is exclusive).`,

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { manifestKey, tableKey } from '../../functions/core/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/window.js';
+import { s3rverFiles } from '../lake/s3rver-files.js';
 
 /**
  * Ctrl-C during `run` or `backfill`. The first SIGINT (or SIGTERM) runs `stop` (restore the terminal,
@@ -27,11 +27,6 @@ export function onInterrupt(stop: (signal: NodeJS.Signals) => void | Promise<voi
   };
 }
 
-/** s3rver keeps the object `<key>` of bucket B as `<dir>/B/<key>._S3rver_object`, with `.md5` and `._S3rver_metadata.json` beside it. */
-const s3rverFiles = (lakeDir: string, bucket: string, key: string) => {
-  const object = join(resolve(lakeDir), bucket, `${key}._S3rver_object`);
-  return { object, others: [`${object}.md5`, join(resolve(lakeDir), bucket, `${key}._S3rver_metadata.json`)] };
-};
 
 /**
  * Whether a file is a whole Parquet file: "PAR1" at both ends and a footer that fits. s3rver writes an

@@ -11,13 +11,13 @@ import { ConfigurationError, isPipelineError, type ErrorCode } from '../../funct
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/s3-keys.js';
-import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/secret.js';
+import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/signature-methods.js';
 import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/window.js';
 import { redactText } from '../../functions/aws/redact.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
 import type { FetchedWindow, GatewayTuning } from '../../functions/fetch-report/fetch-window.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { ensureBuckets, mirrorTables } from '../lake/external-store.js';
@@ -48,7 +48,7 @@ export interface LocalPipelineOptions {
   gatewayUrl?: string;
   /** Credentials: required with gatewayUrl; default with the simulator: its test account for `signatureMethod`. */
   secret?: GatewaySecret;
-  /** Which simulator account signs when no secret is given (default HMAC-SHA1). */
+  /** Which simulator test account signs when no secret is given (default DEFAULT_SIGNATURE_METHOD). */
   signatureMethod?: SignatureMethod;
   /** Where the embedded lake keeps its buckets (and, with s3Endpoint, the local copy of the tables). */
   lakeDir: string;
@@ -157,12 +157,12 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     if (!endpointUrl) {
       // The simulator serves every report of the catalog, so any definition runs out of the box. Loaded only
       // here: with a real gateway its modules (the PDF writer among them) would cost ~20 MB and ~0.5 s for nothing.
-      const { startSimulator } = await import('../simulator/index.js');
+      const { startSimulator, testSecretOf } = await import('../simulator/index.js');
       const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
       simulator = sim;
       closers.push(() => sim.close());
       endpointUrl = sim.url;
-      secret ??= options.signatureMethod === 'RSA-SHA256' ? sim.credentials.rsa : sim.credentials.hmac;
+      secret ??= testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD);
     }
     const gatewaySecret = secret!;
 

@@ -1,11 +1,10 @@
-import { createPublicKey, createVerify, timingSafeEqual, type KeyObject } from 'node:crypto';
 import {
-  hmacSha1Signature,
   parseAuthorizationHeader,
   signatureBaseString,
   type BodySigningRule,
   type OAuthParams,
 } from '../../functions/core/oauth.js';
+import { verifierOf, type GatewayAccount, type SignatureMethod } from '../../functions/core/signature-methods.js';
 
 /**
  * The simulator's OAuth 1.0 check, as a careful gateway would do it. The base string is rebuilt from the
@@ -20,9 +19,8 @@ import {
  * The caller answers every failure with the same "not authorised" body; the reason is only for the log.
  */
 
-export type SimulatorAccount =
-  | { login: string; signatureMethod: 'HMAC-SHA1'; controlKey: string }
-  | { login: string; signatureMethod: 'RSA-SHA256'; publicKeyPem: string };
+/** What the simulator keeps for a login: its method and that method's record (functions/core/signature-methods.ts). */
+export type SimulatorAccount = GatewayAccount;
 
 export type RefusalReason =
   | 'no-authorization-header'
@@ -62,9 +60,9 @@ export class NonceMemory {
 }
 
 interface PreparedAccount {
-  signatureMethod: 'HMAC-SHA1' | 'RSA-SHA256';
-  controlKey?: string;
-  publicKey?: KeyObject;
+  signatureMethod: SignatureMethod;
+  /** The method's check of a signature, its key parsed once. */
+  verify: (baseString: string, signature: string) => boolean;
 }
 
 export class Authenticator {
@@ -75,14 +73,7 @@ export class Authenticator {
     accounts: readonly SimulatorAccount[],
     private readonly opts: { maxSkewSeconds: number; bodySigning: BodySigningRule },
   ) {
-    for (const a of accounts) {
-      this.accounts.set(
-        a.login,
-        a.signatureMethod === 'HMAC-SHA1'
-          ? { signatureMethod: a.signatureMethod, controlKey: a.controlKey }
-          : { signatureMethod: a.signatureMethod, publicKey: createPublicKey(a.publicKeyPem) },
-      );
-    }
+    for (const a of accounts) this.accounts.set(a.login, { signatureMethod: a.signatureMethod, verify: verifierOf(a) });
   }
 
   check(req: { method: string; url: URL; authorization: string | undefined; body: string; now: Date }): AuthResult {
@@ -119,24 +110,10 @@ export class Authenticator {
       // Only the asFormParameters rule reads the body, and it needs JSON to do so.
       return { ok: false, reason: 'unverifiable-body', ...seen };
     }
-    if (!verify(account, base, p.oauth_signature!)) return { ok: false, reason: 'bad-signature', ...seen };
+    if (!account.verify(base, p.oauth_signature!)) return { ok: false, reason: 'bad-signature', ...seen };
     if (!this.nonces.remember(oauth.oauth_consumer_key, oauth.oauth_nonce, ts, nowSeconds, this.opts.maxSkewSeconds)) {
       return { ok: false, reason: 'replayed-nonce', ...seen };
     }
     return { ok: true, login: oauth.oauth_consumer_key, signatureMethod: account.signatureMethod, nonce: oauth.oauth_nonce, timestamp: oauth.oauth_timestamp };
-  }
-}
-
-function verify(account: PreparedAccount, base: string, signature: string): boolean {
-  const given = Buffer.from(signature, 'base64');
-  if (account.signatureMethod === 'HMAC-SHA1') {
-    const expected = Buffer.from(hmacSha1Signature(base, account.controlKey!), 'base64');
-    // Constant-time, as a real verifier must be; lengths differ only for garbage.
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  }
-  try {
-    return createVerify('RSA-SHA256').update(base).verify(account.publicKey!, given);
-  } catch {
-    return false;
   }
 }

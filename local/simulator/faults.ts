@@ -11,7 +11,28 @@
  *   authorised and valid, because only those get a report; refused and bad requests don't use up `times`.
  */
 
-export type FaultMode = 'slow' | 'error500' | 'rateLimited' | 'dropMidBody' | 'htmlError' | 'emptyBody' | 'schemaDrift';
+export const FAULT_MODES = ['slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift'] as const;
+export type FaultMode = (typeof FAULT_MODES)[number];
+
+/** Where a fault strikes: in front of the gateway, before authentication, or on a report the gateway sends. */
+export type FaultStage = 'before-auth' | 'on-report';
+
+/**
+ * Each mode's stage and what it does (the --fault help). server.ts answers each mode of a stage in a switch
+ * that must name them all, so a new mode is this entry plus its answer there.
+ */
+export const FAULTS = {
+  slow: { stage: 'before-auth', does: 'waits (--delay-ms, default 2000), then answers as usual' },
+  error500: { stage: 'before-auth', does: 'HTTP 500' },
+  rateLimited: { stage: 'before-auth', does: 'HTTP 429 with Retry-After (--retry-after, default 1 s)' },
+  htmlError: { stage: 'before-auth', does: 'a 200 text/html error page, as a proxy sends' },
+  emptyBody: { stage: 'before-auth', does: 'a 200 text/csv answer of zero bytes' },
+  dropMidBody: { stage: 'on-report', does: 'half the report, then the connection drops' },
+  schemaDrift: { stage: 'on-report', does: 'a report whose header renamed one column and added another' },
+} as const satisfies Record<FaultMode, { stage: FaultStage; does: string }>;
+
+/** The modes that strike at `stage`. */
+export type FaultModeAt<S extends FaultStage> = { [M in FaultMode]: (typeof FAULTS)[M]['stage'] extends S ? M : never }[FaultMode];
 
 export interface FaultOptions {
   mode: FaultMode;
@@ -23,10 +44,6 @@ export interface FaultOptions {
   retryAfterSeconds?: number;
 }
 
-export const FAULT_MODES: readonly FaultMode[] = ['slow', 'error500', 'rateLimited', 'dropMidBody', 'htmlError', 'emptyBody', 'schemaDrift'];
-
-const BEFORE_AUTH: ReadonlySet<FaultMode> = new Set(['slow', 'error500', 'rateLimited', 'htmlError', 'emptyBody']);
-
 export const HTML_ERROR_PAGE =
   '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n' +
   '<body><h1>Bad Gateway</h1><p>The upstream server is temporarily unavailable. Please try again later.</p></body></html>\n';
@@ -36,18 +53,19 @@ export class FaultPlan {
   private struck = 0;
 
   constructor(readonly fault: FaultOptions | undefined) {
-    if (fault && !FAULT_MODES.includes(fault.mode)) {
+    if (fault && !(FAULT_MODES as readonly string[]).includes(fault.mode)) {
       throw new Error(`Unknown fault mode "${String(fault.mode)}"; use one of ${FAULT_MODES.join(', ')}.`);
     }
   }
 
   /** The fault to apply at this stage of this request, if any; calling it uses one of `times`. */
-  take(stage: 'before-auth' | 'on-report'): FaultOptions | undefined {
+  take<S extends FaultStage>(stage: S): (FaultOptions & { mode: FaultModeAt<S> }) | undefined {
     const f = this.fault;
-    if (!f) return undefined;
-    if (BEFORE_AUTH.has(f.mode) !== (stage === 'before-auth')) return undefined;
+    if (!f || !strikesAt(f, stage)) return undefined;
     if (f.times !== undefined && this.struck >= f.times) return undefined;
     this.struck += 1;
     return f;
   }
 }
+
+const strikesAt = <S extends FaultStage>(f: FaultOptions, stage: S): f is FaultOptions & { mode: FaultModeAt<S> } => FAULTS[f.mode].stage === stage;

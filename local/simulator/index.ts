@@ -2,15 +2,21 @@
 export {
   startSimulator,
   NOT_AUTHORISED_MESSAGE,
-  DEFAULT_HMAC_LOGIN,
-  DEFAULT_HMAC_CONTROL_KEY,
-  DEFAULT_RSA_LOGIN,
   type Simulator,
   type SimulatorOptions,
   type LoggedRequest,
   type RequestOutcome,
 } from './server.js';
 export type { SimulatorAccount, RefusalReason } from './auth.js';
+export {
+  DEFAULT_HMAC_LOGIN,
+  DEFAULT_HMAC_CONTROL_KEY,
+  DEFAULT_RSA_LOGIN,
+  TEST_ACCOUNTS,
+  testSecretOf,
+  type TestCredentials,
+  type TestAccountFiles,
+} from './test-accounts.js';
 export { FAULT_MODES, HTML_ERROR_PAGE, type FaultMode, type FaultOptions } from './faults.js';
 export {
   REPORT_HEADER,
@@ -29,5 +35,5 @@ export { writeReportCsv, reportCsvChunks, isSupportedEncoding, delimiterProblem,
 export { writeReportPdf, reportPdfStream, pdfText, type PdfOptions } from './report-pdf.js';
 export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, type ReportRequest } from './report-request.js';
 export { runStandaloneSimulator, parseStandaloneArgs, transportFrom, type StandaloneOptions, type StandaloneReady } from './standalone.js';
-export { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
+export type { TransportOptions } from './transport.js';
 export { rowsPerDayFor, parseWeekdayVolume, parseDropDates, volumeShapeFrom, DEFAULT_DROP_SHARE, type VolumeShape } from './volume.js';

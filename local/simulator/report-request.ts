@@ -12,7 +12,7 @@ import { delimiterProblem, isSupportedEncoding } from './report-csv.js';
 
 export const SIMULATED_REPORT_IDENTIFIER = 'custom-transactions-report';
 
-/** The provider's older transaction report refuses longer periods (DESIGN.md); so does the simulator. */
+/** The provider's older transaction report refuses longer periods (docs/architecture.md, "Facts about the real gateway"); so does the simulator. */
 export const MAX_WINDOW_DAYS = 31;
 
 export interface ReportRequest {

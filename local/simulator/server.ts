@@ -1,6 +1,6 @@
 /**
  * The gateway simulator: a real HTTP server on 127.0.0.1 that implements the report endpoint of
- * gateway-spec.md, for tests, `npm start` and `npm run simulator`.
+ * docs/gateway.md ("The gateway simulator"), for tests, `npm start` and `npm run simulator`.
  *
  * ANSWERS (the README quotes this block). Checked in this order:
  *
@@ -45,18 +45,16 @@
  * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
  * Nothing here logs; the `requests` list never holds a signature or key.
  */
-import { generateKeyPair as generateKeyPairCb, createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { parseAuthorizationHeader, type BodySigningRule } from '../../functions/core/oauth.js';
-import type { GatewaySecret } from '../../functions/core/secret.js';
+import { DEFAULT_BODY_SIGNING, parseAuthorizationHeader, type BodySigningRule } from '../../functions/core/oauth.js';
+import { gatewayAccountOf, SIGNATURE_METHODS } from '../../functions/core/signature-methods.js';
 import { formatWithPattern, type LocalDateTime } from '../../functions/core/window.js';
 import { Authenticator, type RefusalReason, type SimulatorAccount } from './auth.js';
-import { FaultPlan, HTML_ERROR_PAGE, type FaultOptions } from './faults.js';
+import { FaultPlan, HTML_ERROR_PAGE, type FaultModeAt, type FaultOptions } from './faults.js';
 import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
 import { parseReportRequest, type ReportRequest } from './report-request.js';
@@ -65,21 +63,21 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { definitionRows, driftDefinitionRow, driftedDefinitionHeader } from './definition-rows.js';
 import { DRIFTED_HEADER, REPORT_HEADER, driftRow, hasSampleColumns, transactionRows } from './transactions.js';
+import { makeTestCredentials, testSecretOf, type TestAccountOverrides, type TestCredentials } from './test-accounts.js';
 import { rowsPerDayFor, type VolumeShape } from './volume.js';
-
-const generateKeyPair = promisify(generateKeyPairCb);
 
 /** The body of every authentication refusal. A client must look for it in 200 text/plain answers. */
 export const NOT_AUTHORISED_MESSAGE = 'You are not authorized to perform this request.';
 
-/** The simulator's throwaway test credentials: printed and written to files freely; never real ones. */
-export const DEFAULT_HMAC_LOGIN = 'sim-merchant-hmac';
-export const DEFAULT_HMAC_CONTROL_KEY = 'simulator-test-control-key-not-a-secret';
-export const DEFAULT_RSA_LOGIN = 'sim-merchant-rsa';
-
 const MAX_BODY_BYTES = 1024 * 1024;
 
-export interface SimulatorOptions {
+/** What each fault that strikes a report does to it (faults.ts FAULTS): its header and rows drift, or its body is cut. */
+const REPORT_FAULTS = {
+  dropMidBody: { drift: false, cut: true },
+  schemaDrift: { drift: true, cut: false },
+} satisfies Record<FaultModeAt<'on-report'>, { drift: boolean; cut: boolean }>;
+
+export interface SimulatorOptions extends TestAccountOverrides {
   /** Default 0: the system picks a free port. */
   port?: number;
   /** Leading path segment(s) before /services/v2/rpt-engine. Default "paynet-ui" (the real provider's). */
@@ -94,11 +92,9 @@ export interface SimulatorOptions {
   maxSkewSeconds?: number;
   /** How the JSON body enters the base string; must match the client's. Default "excluded". */
   bodySigning?: BodySigningRule;
-  /** Override the HMAC-SHA1 test account. */
-  hmac?: { login?: string; controlKey?: string };
-  /** Override the RSA-SHA256 test account; without privateKeyPem a 2048-bit pair is generated at start. */
-  rsa?: { login?: string; privateKeyPem?: string };
-  /** More accounts, besides the two test ones. */
+  // The test accounts (test-accounts.ts), one per signature method, by short name: `hmac: { controlKey }`,
+  // `rsa: { privateKeyPem }` (without one, a 2048-bit pair is made at start).
+  /** More accounts, besides the test ones. */
   accounts?: SimulatorAccount[];
   /** A fault mode for this simulator's lifetime (see faults.ts). */
   fault?: FaultOptions;
@@ -134,10 +130,8 @@ export interface LoggedRequest {
 export interface Simulator {
   /** The full endpoint URL, e.g. http://127.0.0.1:PORT/paynet-ui/services/v2/rpt-engine. */
   url: string;
-  /** Ready-to-use secrets in the DESIGN.md shape, one per signature method. */
-  credentials: { hmac: GatewaySecret; rsa: GatewaySecret };
-  /** The RSA account's public key (SPKI PEM), as a merchant would hand it to the provider. */
-  rsaPublicKeyPem: string;
+  /** Ready-to-use secrets (docs/architecture.md "Secret"), one per signature method, by short name (test-accounts.ts). */
+  credentials: TestCredentials;
   /** Every request received so far, oldest first. */
   readonly requests: readonly LoggedRequest[];
   close(): Promise<void>;
@@ -150,16 +144,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const prefix = (options.pathPrefix ?? 'paynet-ui').replace(/^\/+|\/+$/g, '');
   const endpointPath = `${prefix ? `/${prefix}` : ''}/services/v2/rpt-engine`;
 
-  const { privateKeyPem, publicKeyPem } = await rsaKeys(options.rsa?.privateKeyPem);
-  const hmac = { login: options.hmac?.login ?? DEFAULT_HMAC_LOGIN, controlKey: options.hmac?.controlKey ?? DEFAULT_HMAC_CONTROL_KEY };
-  const rsaLogin = options.rsa?.login ?? DEFAULT_RSA_LOGIN;
+  const credentials = await makeTestCredentials(options);
   const auth = new Authenticator(
-    [
-      { login: hmac.login, signatureMethod: 'HMAC-SHA1', controlKey: hmac.controlKey },
-      { login: rsaLogin, signatureMethod: 'RSA-SHA256', publicKeyPem },
-      ...(options.accounts ?? []),
-    ],
-    { maxSkewSeconds: options.maxSkewSeconds ?? 300, bodySigning: options.bodySigning ?? 'excluded' },
+    [...SIGNATURE_METHODS.map((m) => gatewayAccountOf(testSecretOf(credentials, m))), ...(options.accounts ?? [])],
+    { maxSkewSeconds: options.maxSkewSeconds ?? 300, bodySigning: options.bodySigning ?? DEFAULT_BODY_SIGNING },
   );
   const faults = new FaultPlan(options.fault);
   checkTransportOptions(options.transport);
@@ -235,6 +223,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         case 'emptyBody':
           res.writeHead(200, { 'Content-Type': 'text/csv; charset=UTF-8', 'Content-Length': '0' }).end();
           return log(200, 'fault', early.mode);
+        default: {
+          // Every mode that strikes before authentication is answered above (faults.ts FAULTS).
+          const unanswered: never = early.mode;
+          throw new Error(`fault mode ${String(unanswered)} has no answer`);
+        }
       }
     }
 
@@ -269,7 +262,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
 
     const late = faults.take('on-report');
-    const drift = late?.mode === 'schemaDrift';
+    const drift = late ? REPORT_FAULTS[late.mode].drift : false;
     // A catalog report of another shape than the spec's sample gets rows from its own columns.
     const generated = report.definition && !hasSampleColumns(report.definition.columns) ? report.definition : undefined;
     const header = generated
@@ -294,7 +287,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (transport?.compress) entry.coding = `${transport.compress} (${askedFor(req, transport.compress) ? 'asked' : 'unasked'})`;
     res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
 
-    if (late?.mode === 'dropMidBody') {
+    if (late && REPORT_FAULTS[late.mode].cut) {
       // Built whole (not streamed) so the headers can promise its full Content-Length: the client then
       // knows for certain that the body was cut.
       const full = encodeWhole(
@@ -334,11 +327,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     url: `http://127.0.0.1:${port}${endpointPath}`,
-    credentials: {
-      hmac: { login: hmac.login, controlKey: hmac.controlKey },
-      rsa: { login: rsaLogin, signatureMethod: 'RSA-SHA256', privateKeyPem },
-    },
-    rsaPublicKeyPem: publicKeyPem,
+    credentials,
     requests,
     close: async () => {
       closing.abort();
@@ -347,18 +336,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       await closed;
     },
   };
-}
-
-async function rsaKeys(privateKeyPem: string | undefined): Promise<{ privateKeyPem: string; publicKeyPem: string }> {
-  if (privateKeyPem) {
-    return { privateKeyPem, publicKeyPem: createPublicKey(privateKeyPem).export({ type: 'spki', format: 'pem' }).toString() };
-  }
-  const pair = await generateKeyPair('rsa', {
-    modulusLength: 2048,
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
-  return { privateKeyPem: pair.privateKey, publicKeyPem: pair.publicKey };
 }
 
 /** The `samples` files, read once at start: a missing file or an unknown report fails the start, not a request. */

@@ -6,13 +6,15 @@ import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
-import { COMPRESSIONS, type Compression, type TransportOptions } from './transport.js';
+import { DECODABLE_CODINGS, isDecodable } from '../../functions/core/content-coding.js';
+import type { TransportOptions } from './transport.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
+import { describeTestAccounts, testAccountFiles, type TestAccountFiles } from './test-accounts.js';
 import { volumeShapeFrom, type VolumeShape } from './volume.js';
 
 /**
  * The simulator as a long-running process (`npm run simulator`, or `tsx local/simulator/standalone.ts`):
- * starts it, writes its two test secrets where `npm start --secret-file` can read them, prints how to use
+ * starts it, writes its test secrets (one per signature method) where `npm start --secret-file` can read them, prints how to use
  * it, logs one line per request, and stops on SIGINT/SIGTERM.
  *
  * The credentials are throwaway test values made for this simulator (the RSA pair is new at every start),
@@ -25,7 +27,7 @@ export interface StandaloneOptions {
   port?: number;
   pathPrefix?: string;
   fault?: FaultOptions;
-  /** Where the <port>/ directory with hmac.json, rsa.json and rsa-public.pem goes. Default ./.simulator */
+  /** Where the <port>/ directory with the test accounts' files (hmac.json, rsa.json, rsa-public.pem) goes. Default ./.simulator */
   secretsDir?: string;
   rowsPerDay?: number;
   /** A weekly rhythm and dates whose volume drops (--weekday-volume, --drop-date; volume.ts). */
@@ -46,7 +48,7 @@ export interface StandaloneOptions {
 
 export interface StandaloneReady {
   simulator: Simulator;
-  files: { hmac: string; rsa: string; rsaPublicKey: string };
+  files: TestAccountFiles;
 }
 
 const describeRequest = (r: LoggedRequest) =>
@@ -76,30 +78,28 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
   const dir = join(resolve(opts.secretsDir ?? '.simulator'), String(new URL(simulator.url).port));
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const files = { hmac: join(dir, 'hmac.json'), rsa: join(dir, 'rsa.json'), rsaPublicKey: join(dir, 'rsa-public.pem') };
-    // Owner-only, like any key file, even though these are test keys.
-    await writeFile(files.hmac, `${JSON.stringify(simulator.credentials.hmac, null, 2)}\n`, { mode: 0o600 });
-    await writeFile(files.rsa, `${JSON.stringify(simulator.credentials.rsa, null, 2)}\n`, { mode: 0o600 });
-    await writeFile(files.rsaPublicKey, simulator.rsaPublicKeyPem, { mode: 0o644 });
+    const written = testAccountFiles(simulator.credentials, dir);
+    // Owner-only, like any key file, even though these are test keys; what is handed over is public.
+    for (const file of written) await writeFile(file.path, file.content, { mode: file.secret ? 0o600 : 0o644 });
+    const files = Object.fromEntries(written.map((f) => [f.key, f.path])) as TestAccountFiles;
 
     const shown = (p: string) => relative(process.cwd(), p) || p;
-    const { hmac, rsa } = simulator.credentials;
+    const shownFile = (key: string) => shown(written.find((f) => f.key === key)!.path);
+    const secretFiles = written.filter((f) => f.secret);
     const fault = opts.fault
       ? `${opts.fault.mode}${opts.fault.times !== undefined ? ` (first ${opts.fault.times} request(s))` : ''}`
       : 'none';
     [
       'Gateway simulator running.',
       `  URL:         ${simulator.url}`,
-      `  HMAC-SHA1:   login "${hmac.login}", control key "${'controlKey' in hmac ? hmac.controlKey : ''}" -> ${shown(files.hmac)}`,
-      `  RSA-SHA256:  login "${rsa.login}", private key -> ${shown(files.rsa)}, public key -> ${shown(files.rsaPublicKey)}`,
+      ...describeTestAccounts(simulator.credentials, shownFile),
       `  Fault mode:  ${fault}`,
       `  Transport:   ${describeTransport(opts.transport)}`,
       `  Volume:      ${describeVolume(opts.rowsPerDay ?? 250, opts.volume)}`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',
-      `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(files.hmac)}`,
-      `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(files.rsa)}`,
+      ...secretFiles.map((f) => `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(f.path)}`),
       'Stop with Ctrl-C.',
     ].forEach((line) => print(line));
     opts.onReady?.({ simulator, files });
@@ -199,14 +199,14 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
   };
 }
 
-/** --content-type TYPE ("none": no header), --compress gzip|deflate|br, --chunked; undefined when none is given. */
+/** --content-type TYPE ("none": no header), --compress CODING (DECODABLE_CODINGS), --chunked; undefined when none is given. */
 export function transportFrom(flags: { contentType?: string; compress?: string; chunked?: boolean }): TransportOptions | undefined {
-  if (flags.compress !== undefined && !COMPRESSIONS.includes(flags.compress as Compression)) {
-    throw new Error(`--compress must be one of ${COMPRESSIONS.join(', ')}, got "${flags.compress}".`);
+  if (flags.compress !== undefined && !isDecodable(flags.compress)) {
+    throw new Error(`--compress must be one of ${DECODABLE_CODINGS.join(', ')}, got "${flags.compress}".`);
   }
   const t: TransportOptions = {
     ...(flags.contentType !== undefined ? { contentType: flags.contentType === 'none' ? '' : flags.contentType } : {}),
-    ...(flags.compress !== undefined ? { compress: flags.compress as Compression } : {}),
+    ...(flags.compress !== undefined ? { compress: flags.compress } : {}),
     ...(flags.chunked ? { chunked: true } : {}),
   };
   return Object.keys(t).length ? t : undefined;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import zlib from 'node:zlib';
+import { DECODABLE_CODINGS, encodeWhole as encodeWith, encoderFor, isDecodable, type ContentCoding } from '../../functions/core/content-coding.js';
 
 /**
  * How the simulator delivers a successful report, chosen at start-up: transport facts the provider's spec
@@ -10,18 +10,16 @@ import zlib from 'node:zlib';
  * them on to see the client cope (README "The gateway simulator", docs/gateway.md).
  *
  * - contentType: the Content-Type of a report ('' sends none). Default: text/csv with the charset, or application/pdf.
- * - compress: gzip, deflate (zlib format) or br, applied whether or not the request asked for it: a server
+ * - compress: any coding the client decodes (DECODABLE_CODINGS: gzip, deflate in the zlib format, br), applied whether or not the request asked for it: a server
  *   may compress unasked (RFC 9110 §12.5.3), and a client must decode it either way.
  * - chunked: no Content-Length, and the body trickles out in small pieces with pauses, like a slow back end
  *   streaming a file as it is generated.
  */
 
-export const COMPRESSIONS = ['gzip', 'deflate', 'br'] as const;
-export type Compression = (typeof COMPRESSIONS)[number];
 
 export interface TransportOptions {
   contentType?: string;
-  compress?: Compression;
+  compress?: ContentCoding;
   chunked?: boolean;
   /** chunked: bytes per piece (default 512) and pause between pieces (default 1 ms). */
   trickleBytes?: number;
@@ -29,8 +27,8 @@ export interface TransportOptions {
 }
 
 export function checkTransportOptions(t: TransportOptions | undefined): void {
-  if (t?.compress !== undefined && !COMPRESSIONS.includes(t.compress)) {
-    throw new Error(`Unknown compression "${String(t.compress)}"; use one of ${COMPRESSIONS.join(', ')}.`);
+  if (t?.compress !== undefined && !isDecodable(t.compress)) {
+    throw new Error(`Unknown compression "${String(t.compress)}"; use one of ${DECODABLE_CODINGS.join(', ')}.`);
   }
   if (t?.contentType !== undefined && /[\r\n]/.test(t.contentType)) throw new Error('contentType must be one line.');
 }
@@ -43,17 +41,6 @@ export const reportContentType = (t: TransportOptions | undefined, fallback: str
 export function askedFor(req: IncomingMessage, coding: string): boolean {
   const header = String(req.headers['accept-encoding'] ?? '').toLowerCase();
   return header.split(',').some((part) => part.split(';')[0]!.trim() === coding);
-}
-
-function compressor(coding: Compression): Transform {
-  switch (coding) {
-    case 'gzip':
-      return zlib.createGzip();
-    case 'deflate':
-      return zlib.createDeflate();
-    case 'br':
-      return zlib.createBrotliCompress();
-  }
 }
 
 /** Re-cuts the stream into small pieces with a pause before each. */
@@ -82,23 +69,12 @@ export function setReportHeaders(res: ServerResponse, t: TransportOptions | unde
 }
 
 /** A whole body in the chosen compression (for the dropMidBody fault, which cuts a body of known length). */
-export function encodeWhole(body: Buffer, t: TransportOptions | undefined): Buffer {
-  switch (t?.compress) {
-    case undefined:
-      return body;
-    case 'gzip':
-      return zlib.gzipSync(body);
-    case 'deflate':
-      return zlib.deflateSync(body);
-    case 'br':
-      return zlib.brotliCompressSync(body);
-  }
-}
+export const encodeWhole = (body: Buffer, t: TransportOptions | undefined): Buffer => (t?.compress ? encodeWith(body, t.compress) : body);
 
 /** Sends `source` as the report body through the chosen compression and trickle. */
 export async function sendReportBody(source: Readable, res: ServerResponse, t: TransportOptions | undefined): Promise<void> {
   const stages: Transform[] = [];
-  if (t?.compress) stages.push(compressor(t.compress));
+  if (t?.compress) stages.push(encoderFor(t.compress));
   if (t?.chunked) stages.push(trickle(t.trickleBytes ?? 512, t.trickleDelayMs ?? 1));
   await (pipeline as (...s: unknown[]) => Promise<void>)(source, ...stages, res);
 }

@@ -116,7 +116,7 @@ export class LeakGuard {
       .forEach((line, i) => this.secret(`${label} (PEM line ${i + 2})`, line));
   }
 
-  /** The key material of a gateway secret in the DESIGN.md shape. */
+  /** The key material of a gateway secret in the shape of docs/architecture.md, "Secret". */
   gatewaySecret(label: string, secret: GatewaySecret): void {
     if ('controlKey' in secret) this.secret(`control key of ${label}`, secret.controlKey);
     if ('privateKeyPem' in secret) this.privateKey(`private key of ${label}`, secret.privateKeyPem);

@@ -2,7 +2,7 @@ import type { SchemaElement } from 'hyparquet';
 
 /**
  * The Athena type a Parquet leaf holds, read from the physical and logical types alone: an independent
- * reading of what the parse function writes (DESIGN.md "Parquet for Athena").
+ * reading of what the parse function writes (docs/architecture.md, "Parquet").
  */
 export function athenaTypeOfParquet(e: SchemaElement): string {
   const logical = e.logical_type;

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { environmentSources, loadEnvironments, parseEnvironment } from '../../config/environments.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ENVIRONMENTS_DIR, loadEnvironments, parseEnvironment, readEnvironmentSources, type EnvironmentSource } from '../../config/environments.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { egressSettings } from '../../lib/egress.js';
+import { shippedEnvironment } from './helpers.js';
 
 const minimal = {
   name: 'staging',
@@ -11,9 +16,11 @@ const minimal = {
 
 describe('environments configuration', () => {
   it('loads the shipped integration and production environments', () => {
-    const envs = loadEnvironments();
-    assert.deepEqual(envs.map((e) => e.name), ['integration', 'production']);
-    const production = envs.find((e) => e.name === 'production')!;
+    // By name, not as "all of config/environments/": an environment a user adds there changes no test.
+    const names = readEnvironmentSources(ENVIRONMENTS_DIR).map((s) => s.file);
+    assert.ok(names.includes('config/environments/integration.json') && names.includes('config/environments/production.json'), names.join(', '));
+    assert.equal(shippedEnvironment('integration').removalPolicy, 'destroy');
+    const production = shippedEnvironment('production');
     assert.equal(production.removalPolicy, 'retain');
     assert.equal(production.terminationProtection, true);
     assert.ok(production.logRetentionDays >= 365, 'PCI DSS 10.7: a year of logs in production');
@@ -33,6 +40,12 @@ describe('environments configuration', () => {
     assert.equal(env.athena.projectionStart, '2020-01-01');
     assert.equal(env.logLevel, 'INFO');
     assert.equal(env.account, undefined, 'environment-agnostic unless configured');
+    // Issue 19's options are all opt-in: no VPC (no cost), no boundary, no extra tags, no chat.
+    assert.equal(env.network, undefined);
+    assert.equal(egressSettings(env.network), undefined);
+    assert.equal(env.permissionsBoundaryArn, undefined);
+    assert.deepEqual(env.tags, {});
+    assert.deepEqual(env.alarmChat, { slack: [], teams: [] });
   });
 
   it("refuses a log level at which Lambda's filter would drop the alarms' metric lines, saying why", () => {
@@ -82,7 +95,121 @@ describe('environments configuration', () => {
   });
 
   it('refuses two environments with one name', () => {
-    const twice = [environmentSources[0]!, { file: 'copy.json', raw: environmentSources[0]!.raw }];
-    assert.throws(() => loadEnvironments(twice), /share the name "integration"/);
+    const raw = { ...minimal, name: 'staging' };
+    const twice: EnvironmentSource[] = [
+      { file: 'a/staging.json', raw },
+      { file: 'b/staging.json', raw },
+    ];
+    assert.throws(() => loadEnvironments(twice), /b\/staging\.json: environment "staging" has the name of a\/staging\.json/);
+  });
+});
+
+describe('environments are files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'environments-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const folder = (files: Record<string, string>) => {
+    const d = mkdtempSync(join(dir, 'set-'));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(d, name), text);
+    return d;
+  };
+
+  it('takes every *.json of the folder, in file-name order, and nothing else', () => {
+    const d = folder({
+      'staging.json': JSON.stringify(minimal),
+      'alpha.json': JSON.stringify({ ...minimal, name: 'alpha', secret: { name: 'paynet-reports/alpha/gateway' } }),
+      'notes.md': 'not an environment',
+    });
+    assert.deepEqual(loadEnvironments(readEnvironmentSources(d)).map((e) => e.name), ['alpha', 'staging']);
+    assert.deepEqual(loadEnvironments(readEnvironmentSources(folder({}))), [], 'an empty folder: no environment, no error');
+  });
+
+  it('reports every broken file at once: syntax with line and column, fields by name, a name that is not the file', () => {
+    const d = folder({
+      'broken.json': '{\n  "name": "broken",\n  "gateway": {"endpointUrl": "https://g.test/x"},,\n}',
+      'fields.json': JSON.stringify({ ...minimal, name: 'fields', network: { elasticIpAllocationIds: ['eipalloc-1'] }, tags: { project: 'x' } }),
+      'other.json': JSON.stringify({ ...minimal, name: 'renamed' }),
+      'staging.json': JSON.stringify(minimal),
+    });
+    assert.throws(
+      () => loadEnvironments(readEnvironmentSources(d)),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigurationError);
+        const m = e.message;
+        assert.match(m, /^3 environment problems \(every config\/environments\/\*\.json must load\)/);
+        assert.match(m, /broken\.json:3:50: not valid JSON: property name expected\. Fix the file \(or move it out of .*\/\)/);
+        assert.match(m, /fields\.json: environment is invalid:\n {2}network\.elasticIpAllocationIds\.0: must be an Elastic IP allocation id/);
+        assert.match(m, /tags\.project: the stack sets project and environment itself/);
+        assert.match(m, /other\.json: environment is invalid:\n {2}name: "renamed" is not the file's name/);
+        assert.doesNotMatch(m, /staging/);
+        return true;
+      },
+    );
+  });
+});
+
+describe('network, governance and chat settings', () => {
+  const env = (extra: Record<string, unknown>) => parseEnvironment({ ...minimal, ...extra }, 'config/environments/staging.json');
+  const refuses = (extra: Record<string, unknown>, field: RegExp, what: string) =>
+    assert.throws(() => env(extra), (e: unknown) => e instanceof ConfigurationError && /config\/environments\/staging\.json/.test(e.message) && field.test(e.message), what);
+
+  it('takes each of the three network forms and tells them apart', () => {
+    assert.deepEqual(egressSettings(env({ network: { staticEgressIp: true } }).network), { kind: 'created' });
+    const ids = ['eipalloc-0123456789abcdef0', 'eipalloc-0fedcba9'];
+    assert.deepEqual(egressSettings(env({ network: { elasticIpAllocationIds: ids } }).network), { kind: 'created', allocationIds: ids });
+    assert.deepEqual(egressSettings(env({ network: { staticEgressIp: true, elasticIpAllocationIds: ids } }).network), { kind: 'created', allocationIds: ids });
+    const subnetIds = ['subnet-0123456789abcdef0'];
+    assert.deepEqual(egressSettings(env({ network: { vpcId: 'vpc-0123456789abcdef0', subnetIds } }).network), {
+      kind: 'existing',
+      vpcId: 'vpc-0123456789abcdef0',
+      subnetIds,
+    });
+    assert.equal(egressSettings(env({ network: { staticEgressIp: false } }).network), undefined, 'false: outside a VPC, as without the field');
+  });
+
+  it('refuses network forms that contradict or lack something, naming the field', () => {
+    const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['an empty network', {}, /network: say which/],
+      ['subnets without their VPC', { subnetIds: ['subnet-0123456789abcdef0'] }, /network\.vpcId: subnetIds need their vpcId/],
+      ['a VPC without subnets', { vpcId: 'vpc-0123456789abcdef0' }, /network\.subnetIds: the private subnets/],
+      ['a created address in an existing VPC', { vpcId: 'vpc-01234567', subnetIds: ['subnet-01234567'], staticEgressIp: true }, /network\.staticEgressIp: not with vpcId/],
+      ['allocations in an existing VPC', { vpcId: 'vpc-01234567', subnetIds: ['subnet-01234567'], elasticIpAllocationIds: ['eipalloc-01234567'] }, /network\.elasticIpAllocationIds: not with vpcId/],
+      ['false with allocations', { staticEgressIp: false, elasticIpAllocationIds: ['eipalloc-01234567'] }, /network\.staticEgressIp: false, yet/],
+      ['three allocations', { elasticIpAllocationIds: ['eipalloc-01234567', 'eipalloc-01234568', 'eipalloc-01234569'] }, /at most 2: .*two Availability Zones/],
+      ['an allocation twice', { elasticIpAllocationIds: ['eipalloc-01234567', 'eipalloc-01234567'] }, /lists an allocation twice/],
+      ['an IP for an allocation id', { elasticIpAllocationIds: ['3.120.1.2'] }, /network\.elasticIpAllocationIds\.0: must be an Elastic IP allocation id/],
+      ['a malformed VPC id', { vpcId: 'vpc-xyz', subnetIds: ['subnet-01234567'] }, /network\.vpcId: must be a VPC id/],
+      ['17 subnets', { vpcId: 'vpc-01234567', subnetIds: Array.from({ length: 17 }, (_, i) => `subnet-${String(i).padStart(8, '0')}`) }, /at most 16/],
+      ['an unknown field', { natGateways: 2, staticEgressIp: true }, /natGateways|unrecognized/i],
+    ];
+    for (const [what, network, field] of bad) refuses({ network }, field, what);
+  });
+
+  it('takes a permissions boundary ARN, tags and chat channels, and refuses what AWS would', () => {
+    const e = env({
+      permissionsBoundaryArn: 'arn:aws:iam::123456789012:policy/org/boundary',
+      tags: { 'cost-center': 'payments 42', owner: 'data@merchant.test', empty: '' },
+      alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] },
+    });
+    assert.equal(e.permissionsBoundaryArn, 'arn:aws:iam::123456789012:policy/org/boundary');
+    assert.deepEqual(e.tags, { 'cost-center': 'payments 42', owner: 'data@merchant.test', empty: '' });
+    assert.deepEqual(e.alarmChat, { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }], teams: [] });
+
+    const teams = { teamId: '74361522-da01-538d-aa2e-ac7918c6bb92', channelId: '19%3ab6ef35dc342d56ba5654e6fc6d25a071%40thread.tacv2', tenantId: '11111111-2222-3333-4444-555555555555' };
+    assert.deepEqual(env({ alarmChat: { teams: [teams] } }).alarmChat.teams, [teams]);
+
+    const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['a role for a boundary', { permissionsBoundaryArn: 'arn:aws:iam::123456789012:role/x' }, /permissionsBoundaryArn: must be an IAM managed policy ARN/],
+      ['a reserved tag key', { tags: { 'aws:team': 'x' } }, /tags\.aws:team: the aws: prefix is reserved/],
+      ['a tag the stack sets', { tags: { environment: 'prod' } }, /tags\.environment: the stack sets project and environment itself/],
+      ['a tag value AWS refuses', { tags: { team: 'a#b' } }, /tags\.team: a tag value holds/],
+      ['46 tags', { tags: Object.fromEntries(Array.from({ length: 46 }, (_, i) => [`t${i}`, 'v'])) }, /tags: at most 45 tags/],
+      ['a Slack channel name for its id', { alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: '#ops' }] } }, /alarmChat\.slack\.0\.channelId: must be the Slack channel id/],
+      ['a lower-case workspace id', { alarmChat: { slack: [{ workspaceId: 't012abcde', channelId: 'C0123ABCD' }] } }, /alarmChat\.slack\.0\.workspaceId/],
+      ['a Teams channel id not URL-encoded', { alarmChat: { teams: [{ ...teams, channelId: '19:abc@thread.tacv2' }] } }, /alarmChat\.teams\.0\.channelId: must be the channel id as Teams copies it/],
+      ['a team id that is no UUID', { alarmChat: { teams: [{ ...teams, teamId: 'payments' }] } }, /alarmChat\.teams\.0\.teamId/],
+      ['a channel twice', { alarmChat: { slack: [{ workspaceId: 'T1', channelId: 'C1' }, { workspaceId: 'T1', channelId: 'C1' }] } }, /alarmChat\.slack: lists a channel twice/],
+      ['an email channel', { alarmChat: { email: ['a@b.test'] } }, /email|unrecognized/i],
+    ];
+    for (const [what, extra, field] of bad) refuses(extra, field, what);
   });
 });

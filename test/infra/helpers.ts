@@ -1,6 +1,6 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { parseEnvironment, type EnvironmentConfig } from '../../config/environments.js';
+import { environmentOf, parseEnvironment, readEnvironmentSource, type EnvironmentConfig } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { projectPath } from '../../lib/pipeline-function.js';
 import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
@@ -20,6 +20,15 @@ export function testConfig(overrides: Record<string, unknown> = {}): Environment
     },
     'test config',
   );
+}
+
+/**
+ * A shipped environment, read from its own file: tests name the files they mean (explicit sources), so an
+ * environment a user adds to config/environments/ changes no test.
+ */
+export function shippedEnvironment(name: 'integration' | 'production'): EnvironmentConfig {
+  const file = `config/environments/${name}.json`;
+  return environmentOf(readEnvironmentSource(projectPath(file), file));
 }
 
 /** An empty stack in a fresh app, for one construct. */

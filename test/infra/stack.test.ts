@@ -3,27 +3,28 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
-import { AwsSolutionsChecks, NagPack, PCIDSS321Checks } from 'cdk-nag';
+import { AwsSolutionsChecks, PCIDSS321Checks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { loadEnvironments } from '../../config/environments.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { addCompliancePacks } from '../../lib/compliance.js';
 import { MAX_RECEIVE_COUNT, MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/parse.js';
 import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
-import { logicalIdOf, resourcesOf, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
+import { logicalIdOf, resourcesOf, shippedEnvironment, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
+import { acknowledgementsOf, recordAcknowledgementUse } from './nag.js';
 
 /**
  * The whole stack, synthesized once per shipped environment with the fixture handler and the same
  * compliance packs as bin/app.ts (a finding would fail the synthesis itself).
  */
-const [integration, production] = loadEnvironments();
+const integration = shippedEnvironment('integration');
+const production = shippedEnvironment('production');
 const reports = loadCatalog().reports;
-const prod: SynthesizedPipeline = synthPipeline(production!, addCompliancePacks);
-const integ: SynthesizedPipeline = synthPipeline(integration!, addCompliancePacks);
+const prod: SynthesizedPipeline = synthPipeline(production, addCompliancePacks);
+const integ: SynthesizedPipeline = synthPipeline(integration, addCompliancePacks);
 const { stack, template } = prod;
 const id = (c: { node: { defaultChild?: unknown } }) => logicalIdOf(stack, c);
 const lambdaOf = (c: { function: { function: object } }) => resourcesOf(template, 'AWS::Lambda::Function')[id(c.function.function as never)]!;
@@ -45,8 +46,8 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(fn.Architectures, ['arm64']);
       assert.equal(fn.Runtime, 'nodejs24.x');
       assert.deepEqual(fn.TracingConfig, { Mode: 'Active' });
-      assert.equal(fn.Timeout, production!.fetch.timeoutSeconds);
-      assert.equal(fn.MemorySize, production!.fetch.memoryMb);
+      assert.equal(fn.Timeout, production.fetch.timeoutSeconds);
+      assert.equal(fn.MemorySize, production.fetch.memoryMb);
       assert.equal(fn.ReservedConcurrentExecutions, undefined, 'no reservation: a new account (quota 10) refuses any');
       assert.equal(fn.LoggingConfig.LogFormat, 'JSON');
       assert.deepEqual(fn.LoggingConfig.LogGroup, { Ref: id(fetch.function.logGroup) });
@@ -54,8 +55,8 @@ describe('ReportsPipelineStack', () => {
 
     it('gets the endpoint, secret name, raw bucket and Powertools settings', () => {
       const env = fn.Environment.Variables;
-      assert.equal(env.ENDPOINT_URL, production!.gateway.endpointUrl);
-      assert.equal(env.SECRET_NAME, production!.secret.name);
+      assert.equal(env.ENDPOINT_URL, production.gateway.endpointUrl);
+      assert.equal(env.SECRET_NAME, production.secret.name);
       assert.deepEqual(env.RAW_BUCKET, { Ref: id(prod.stack.lake.rawBucket) });
       assert.equal(env.POWERTOOLS_SERVICE_NAME, 'paynet-reports');
       assert.equal(env.POWERTOOLS_METRICS_NAMESPACE, 'PaynetReports');
@@ -74,7 +75,7 @@ describe('ReportsPipelineStack', () => {
 
     it('keeps logs encrypted for the configured retention', () => {
       template.hasResourceProperties('AWS::Logs::LogGroup', {
-        RetentionInDays: production!.logRetentionDays,
+        RetentionInDays: production.logRetentionDays,
         KmsKeyId: { 'Fn::GetAtt': [id(prod.stack.lake.key), 'Arn'] },
       });
       template.resourceCountIs('AWS::Logs::LogGroup', 2);
@@ -93,7 +94,7 @@ describe('ReportsPipelineStack', () => {
         assert.deepEqual(s.Target.RetryPolicy, { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
         assert.deepEqual(s.Target.DeadLetterConfig, { Arn: { 'Fn::GetAtt': [id(fetch.scheduleDeadLetterQueue), 'Arn'] } });
         assert.deepEqual(s.FlexibleTimeWindow, { Mode: 'OFF' });
-        assert.equal(s.State, production!.schedulesEnabled ? 'ENABLED' : 'DISABLED');
+        assert.equal(s.State, production.schedulesEnabled ? 'ENABLED' : 'DISABLED');
       }
     });
 
@@ -126,7 +127,7 @@ describe('ReportsPipelineStack', () => {
         ScalingConfig: { MaximumConcurrency: 2 },
       });
       assert.deepEqual(fn.Environment.Variables.CURATED_BUCKET, { Ref: id(prod.stack.lake.curatedBucket) });
-      assert.equal(fn.Timeout, production!.parse.timeoutSeconds);
+      assert.equal(fn.Timeout, production.parse.timeoutSeconds);
     });
 
     it('encodes Parquet inline at the default memory size, where the Parquet worker would only cost time', () => {
@@ -175,9 +176,33 @@ describe('ReportsPipelineStack', () => {
     ]);
     assert.deepEqual(outputs.FetchFunctionName!.Value, { Ref: id(prod.stack.fetch.function.function) });
     assert.deepEqual(outputs.RawBucketName!.Value, { Ref: id(prod.stack.lake.rawBucket) });
-    assert.equal(outputs.GatewaySecretName!.Value, production!.secret.name);
+    assert.equal(outputs.GatewaySecretName!.Value, production.secret.name);
     // `reports status` reads these by name: a renamed output must fail here, not on a user's deploy.
     for (const key of REQUIRED_OUTPUTS) assert.ok(outputs[key], `reports status reads the output ${key}`);
+  });
+
+  describe('the opt-in deploy options (issue 19), off in the shipped environments', () => {
+    for (const [name, { template: t, stack: s }] of [
+      ['production', prod],
+      ['integration', integ],
+    ] as const) {
+      it(`${name}: no VPC, no chat, no boundary, no tags but the stack's, and the fetch function outside any VPC`, () => {
+        const types = Object.values(t.toJSON().Resources as Record<string, { Type: string }>).map((r) => r.Type);
+        assert.deepEqual(types.filter((type) => /^AWS::(EC2|Chatbot)::/.test(type)), [], 'nothing of the network or chat options');
+        for (const [roleId, role] of Object.entries(resourcesOf(t, 'AWS::IAM::Role'))) assert.equal((role.Properties as Cfn).PermissionsBoundary, undefined, roleId);
+        assert.equal((t.toJSON().Outputs as Record<string, unknown>).EgressIps, undefined);
+        const fetchFn = resourcesOf(t, 'AWS::Lambda::Function')[logicalIdOf(s, s.fetch.function.function)]!.Properties as Cfn;
+        assert.equal(fetchFn.VpcConfig, undefined);
+        assert.ok(!JSON.stringify(t.toJSON()).includes('ec2:CreateNetworkInterface'), 'no role may manage network interfaces');
+        for (const [resourceId, r] of Object.entries(t.toJSON().Resources as Record<string, { Properties?: Cfn }>)) {
+          const tags = r.Properties?.Tags;
+          if (!Array.isArray(tags)) continue;
+          // CDK's own markers (aws-cdk:auto-delete-objects on the buckets of a destroyed environment) aside.
+          const extra = tags.map((tag: { Key: string }) => tag.Key).filter((k: string) => !['project', 'environment'].includes(k) && !k.startsWith('aws-cdk:'));
+          assert.deepEqual(extra, [], resourceId);
+        }
+      });
+    }
   });
 
   describe('queues', () => {
@@ -230,27 +255,6 @@ describe('ReportsPipelineStack', () => {
   });
 });
 
-/** Records which acknowledgements suppressed a finding (cdk-nag checks them in NagPack#isAcknowledged). */
-function recordAcknowledgementUse(): Set<string> {
-  const used = new Set<string>();
-  const proto = NagPack.prototype as unknown as { isAcknowledged(resource: IConstruct, ruleId: string): boolean };
-  const original = proto.isAcknowledged;
-  proto.isAcknowledged = function (resource, ruleId) {
-    const hit = original.call(this, resource, ruleId);
-    for (let c: IConstruct | undefined = resource; hit && c; c = c.node.scope) {
-      if (acknowledgementsOf(c).some((a) => a.id === ruleId)) used.add(`${c.node.path} ${ruleId}`);
-    }
-    return hit;
-  };
-  return used;
-}
-
-function acknowledgementsOf(c: IConstruct): Array<{ id: string; reason: unknown }> {
-  return c.node.metadata
-    .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-    .flatMap((m) => Object.entries(m.data as Record<string, unknown>).map(([k, reason]) => ({ id: k.replace(/^annotation::/i, ''), reason })));
-}
-
 describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1', () => {
   const used = recordAcknowledgementUse();
   const variants: Array<[string, App]> = [
@@ -285,5 +289,5 @@ describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1', () => {
 });
 
 // Issue 10: delivery paths and a first deploy into a fresh account, on the same two templates (deploy-readiness.ts).
-deployReadinessSuites(production!, prod);
-deployReadinessSuites(integration!, integ);
+deployReadinessSuites(production, prod);
+deployReadinessSuites(integration, integ);

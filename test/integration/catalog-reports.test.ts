@@ -122,7 +122,7 @@ async function assertEndToEnd(catalog: ReportCatalog, r: ReportDefinition, optio
     const outcome = await p.runWindow(w);
     assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
     if (r.format === 'PDF') {
-      // A PDF is kept as received; nothing is typed (DESIGN.md): a manifest, no table file.
+      // A PDF is kept as received; nothing is typed (docs/architecture.md): a manifest, no table file.
       assert.equal(outcome.status, 'not-parsed');
       assert.equal(outcome.fetched?.kind, 'pdf');
       assert.deepEqual(await listKeys(p.s3, p.buckets.curated, `tables/${r.id}/`), []);

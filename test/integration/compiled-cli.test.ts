@@ -1,21 +1,23 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
 import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
+import { cliCacheDir } from '../../bin/cli-cache.mjs';
 
 /**
  * `npm start` runs bin/reports.mjs: the command compiled by esbuild into node_modules/.cache, run by plain
  * node. It must behave as `node --import tsx bin/reports.ts` does (the other tests run that).
  */
 const run = (args: string[]) => promisify(execFile)(process.execPath, ['bin/reports.mjs', ...args], { maxBuffer: 16 * 1024 * 1024 });
-const currentFile = join('node_modules', '.cache', 'paynet-reports-pipeline', 'cli', 'current.json');
+const cacheDir = cliCacheDir(process.cwd());
+const currentFile = join(cacheDir, 'current.json');
 const current = () => JSON.parse(readFileSync(currentFile, 'utf8')) as { dir: string; builtAt: number; inputs: string[] };
 
 describe('bin/reports.mjs (npm start)', () => {
@@ -53,7 +55,7 @@ describe('bin/reports.mjs (npm start)', () => {
     );
     assert.equal(failed.code, 1, failed.stderr);
     assert.match(failed.stderr, /^ConfigurationError: .*but_description\.sql:2:10: Athena \(Trino\) cannot parse this saved query: 'EXCLUDE' is not valid/);
-    const chunks = readdirSync(join('node_modules', '.cache', 'paynet-reports-pipeline', 'cli', current().dir));
+    const chunks = readdirSync(join(cacheDir, current().dir));
     assert.ok(chunks.some((f) => /^saved-query-grammar-.*\.mjs$/.test(f)), `the parser is a chunk of its own, loaded on demand: ${chunks.join(', ')}`);
   });
 
@@ -69,5 +71,25 @@ describe('bin/reports.mjs (npm start)', () => {
     assert.match(stdout, /Usage: reports/);
     assert.notEqual(current().dir, built.dir);
     assert.ok(current().builtAt > built.builtAt);
+  });
+
+  it('keeps the build of each checkout apart when checkouts share node_modules (a linked worktree, a symlinked node_modules)', async () => {
+    // A second checkout: the sources copied, node_modules a link to this one's, its command's description edited.
+    const other = join(lake, 'other-checkout');
+    for (const part of ['bin', 'functions', 'local', 'lib', 'config', 'queries', 'package.json', 'tsconfig.json']) cpSync(part, join(other, part), { recursive: true });
+    symlinkSync(resolve('node_modules'), join(other, 'node_modules'), 'dir');
+    const marker = 'Built from the other checkout.';
+    const entry = join(other, 'bin', 'reports.ts');
+    writeFileSync(entry, readFileSync(entry, 'utf8').replace(".description('Pull transaction reports", `.description('${marker} Pull transaction reports`));
+    const help = async (checkout: string) => (await promisify(execFile)(process.execPath, [join(checkout, 'bin', 'reports.mjs'), '--help'])).stdout;
+
+    assert.doesNotMatch(await help('.'), new RegExp(marker), 'this checkout runs its own build');
+    assert.match(await help(other), new RegExp(marker), "the other checkout builds and runs its own, though this one's build is current");
+    assert.doesNotMatch(await help('.'), new RegExp(marker), "and this one still runs its own, not the other's newer build");
+    const otherCache = cliCacheDir(other);
+    assert.notEqual(otherCache, cacheDir);
+    assert.ok(existsSync(join(otherCache, 'current.json')), `the other checkout's build is under ${otherCache}`);
+    // Both in the one shared node_modules, side by side.
+    assert.equal(realpathSync(dirname(otherCache)), realpathSync(dirname(cacheDir)));
   });
 });

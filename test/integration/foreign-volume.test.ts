@@ -14,7 +14,7 @@ import { METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
 import { headerLine } from '../../functions/core/gateway-answer.js';
 import { manifestKey } from '../../functions/core/s3-keys.js';
 import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt, type LocalDateTime } from '../../functions/core/window.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { SERVICE_NAME } from '../../lib/metrics.js';
 import { runLocal, type RunSummary } from '../../local/cli/run.js';
 import { LOCAL_ENVIRONMENT } from '../../local/lake/duckdb.js';

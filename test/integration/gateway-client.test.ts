@@ -13,7 +13,6 @@ import { sniff } from '../../functions/core/gateway-answer.js';
 import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../../functions/core/gateway-client.js';
 import { describeRequest, isLoopbackHost, secureEndpoint } from '../../functions/core/gateway-request.js';
 import {
-  hmacSha1Signature,
   parseAuthorizationHeader,
   signRequest,
   signatureBaseString,
@@ -23,6 +22,7 @@ import {
 import { peekThenReplay } from '../../functions/core/peek-stream.js';
 import { parseRetryAfter, retryDelayMs } from '../../functions/core/retry.js';
 import type { GatewaySecret } from '../../functions/core/secret.js';
+import { hmacSha1Signature } from '../../functions/core/signature-methods.js';
 
 /**
  * The gateway client against real HTTP servers on loopback, written here per case. No assertion on

@@ -9,10 +9,10 @@ import { reportSources } from '../../config/reports/index.js';
 import { bucketNames } from '../../config/naming.js';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
-import type { SignatureMethod } from '../../functions/core/secret.js';
+import { SIGNATURE_METHODS } from '../../functions/core/signature-methods.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake } from '../../local/lake/local-lake.js';
 import { startLocalPipeline, type LocalPipeline, type LocalPipelineOptions } from '../../local/pipeline/pipeline.js';
 import { runLocal } from '../../local/cli/run.js';
@@ -106,7 +106,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     for (const dir of lakes) await rm(dir, { recursive: true, force: true });
   });
 
-  for (const method of ['HMAC-SHA1', 'RSA-SHA256'] as SignatureMethod[]) {
+  for (const method of SIGNATURE_METHODS) {
     it(`${method}: a window lands as Parquet equal to what the simulator sent; a re-run leaves one copy of each row`, async () => {
       await withPipeline({ signatureMethod: method }, async (p) => {
         assert.equal(p.signatureMethod, method);

@@ -17,7 +17,7 @@ import { putBytes } from '../../functions/aws/s3-streams.js';
 import { handler as fetchHandler } from '../../functions/fetch-report/handler.js';
 import type { FetchRunResult } from '../../functions/fetch-report/fetch-windows.js';
 import { handler as parseHandler } from '../../functions/parse-report/handler.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { sqsEventOf } from '../../local/lake/sqs-message.js';
 import { openLakeDatabase } from '../../local/lake/duckdb.js';

@@ -140,7 +140,7 @@ describe('runBackfill', () => {
       concurrency: 1,
       runWindow: async (w) => {
         calls++;
-        if (day(w) === '2026-11-02') throw new AuthenticationRefused('merchant', 'HMAC-SHA1', 'not authorised');
+        if (day(w) === '2026-11-02') throw new AuthenticationRefused('merchant', 'HMAC-SHA1', 'not authorised', 'the login and the control key');
         return { ok: true };
       },
     });

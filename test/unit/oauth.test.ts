@@ -5,8 +5,6 @@ import fc from 'fast-check';
 import {
   authorizationHeader,
   baseStringUri,
-  hmacSha1Signature,
-  loadRsaPrivateKey,
   makeNonce,
   parseAuthorizationHeader,
   percentEncode,
@@ -14,6 +12,7 @@ import {
   signatureBaseString,
   type OAuthParams,
 } from '../../functions/core/oauth.js';
+import { hmacSha1Signature, loadRsaPrivateKey } from '../../functions/core/signature-methods.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 
 describe('OAuth 1.0 appendix A.5 vector', () => {

@@ -13,7 +13,7 @@ import { FINDING_LOG_MESSAGE } from '../../functions/core/quality-checks.js';
 import { encodeS3EventKey, rawKey } from '../../functions/core/s3-keys.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { openObjectStream, putBytes } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/parse-report/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { handler } from '../../functions/parse-report/handler.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { DRIFTED_HEADER, REPORT_HEADER, driftRow, generateTransactions, writeReportCsv, writeReportPdf } from '../../local/simulator/index.js';

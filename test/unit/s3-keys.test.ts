@@ -8,10 +8,14 @@ import {
   encodeS3EventKey,
   keysFor,
   manifestKey,
+  parseCuratedKey,
   parseRawKey,
+  partitionStart,
   rawKey,
   rejectedKey,
+  tableFilesGlob,
   tableKey,
+  tableLocationTemplate,
   tablePrefix,
 } from '../../functions/core/s3-keys.js';
 import { parseWindowSize, windowAt, type LocalDateTime } from '../../functions/core/window.js';
@@ -41,6 +45,16 @@ describe('S3 layout keys', () => {
   it('names the Glue table location', () => {
     assert.equal(tablePrefix('transactions'), 'tables/transactions/');
     assert.ok(tableKey('transactions', day).startsWith(tablePrefix('transactions')));
+  });
+
+  it('spells the patterns others need from the same layout: the Glue location template, the views\' glob, a listing from a date on', () => {
+    assert.equal(tableLocationTemplate('transactions'), 'tables/transactions/dt=${dt}/');
+    assert.equal(tableFilesGlob('transactions'), 'tables/transactions/dt=*/*.parquet');
+    assert.equal(tableFilesGlob('transactions', '._S3rver_object'), 'tables/transactions/dt=*/*.parquet._S3rver_object');
+    assert.equal(partitionStart('manifests', 'transactions', '2026-11-20'), 'manifests/transactions/dt=2026-11-20');
+    // Every key of that date and later sorts at or after it; earlier dates sort before.
+    assert.ok(manifestKey('transactions', day) >= partitionStart('manifests', 'transactions', '2026-11-20'));
+    assert.ok(manifestKey('transactions', day) < partitionStart('manifests', 'transactions', '2026-11-21'));
   });
 
   it('refuses a report id that is not lower snake_case', () => {
@@ -129,6 +143,37 @@ describe('parseRawKey', () => {
         assert.deepEqual(parseRawKey(decodeS3EventKey(encodeS3EventKey(key))), parseRawKey(key));
       }),
     );
+  });
+});
+
+describe('parseCuratedKey', () => {
+  it('reads table, rejects and manifest keys back into area, report, partition and window start', () => {
+    for (const [key, area] of [
+      [tableKey('transactions', day), 'tables'],
+      [rejectedKey('transactions', day), 'rejected'],
+      [manifestKey('transactions', day), 'manifests'],
+    ] as const) {
+      assert.deepEqual(parseCuratedKey(key), { area, reportId: 'transactions', dt: '2026-11-20', stamp: '2026-11-20T00-00-00', start: day.start }, key);
+    }
+  });
+
+  it('reads the key a file path ends in (the local lake keeps objects as files named by their keys)', () => {
+    assert.equal(parseCuratedKey(`/home/me/.lake/paynet-reports-local-curated/${tableKey('tables', sixHours)}`)?.reportId, 'tables');
+    assert.deepEqual(parseCuratedKey(`C:\\lake\\b\\${manifestKey('card_payments', sixHours).replace(/\//g, '\\')}`)?.start, sixHours.start);
+  });
+
+  it('gives null for anything else: raw keys, another extension, a partition off its window, no real date', () => {
+    for (const key of [
+      rawKey('transactions', day, 'CSV'),
+      'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.json',
+      'manifests/transactions/dt=2026-11-21/2026-11-20T00-00-00.json',
+      'manifests/transactions/dt=2026-02-30/2026-02-30T00-00-00.json',
+      'manifests/transactions/2026-11-20T00-00-00.json',
+      'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json.bak',
+      '',
+    ]) {
+      assert.equal(parseCuratedKey(key), null, key);
+    }
   });
 });
 

@@ -19,9 +19,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { PLACEHOLDER_SECRET } from '../../config/naming.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
+import { definitionRecord, fingerprintOf } from '../../functions/core/definition-fingerprint.js';
 import { parseReportDefinition } from '../../functions/core/report-definition.js';
 import { duckdbViewSql } from '../../functions/core/table-schema.js';
-import { collectStatus, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
+import { collectStatus, egressItem, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
 import { openDuckDb } from '../helpers/duckdb.js';
 
 /**
@@ -122,7 +123,7 @@ function healthy() {
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T05:30:00Z', rows: { written: 12 } }) });
   // The older windows the data-checks item reads: loaded, every check passed or not judged yet.
   for (const day of ['18', '19']) {
-    mocks.s3.on(GetObjectCommand, { Key: `manifests/daily_sales/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: `manifests/transactions/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: `2026-11-${day}T00:00:00` },
@@ -221,17 +222,19 @@ describe('reports status', () => {
       'schedules',
       'newest load transactions',
       'newest load hourly',
+      'stale transactions',
+      'stale hourly',
       'dead letters schedule',
       'dead letters fetch-failures',
       'dead letters parse',
       'rows transactions',
       'rows hourly',
-      'data checks daily_sales',
+      'data checks transactions',
       'data checks hourly',
     ]);
-    assert.equal(byItem(items, 'data checks daily_sales').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
+    assert.equal(byItem(items, 'data checks transactions').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
     // Manifests from a week back on, by one listing that starts there: not the report's whole history.
-    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/daily_sales/', StartAfter: 'manifests/daily_sales/dt=2026-11-13' });
+    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/transactions/', StartAfter: 'manifests/transactions/dt=2026-11-13' });
     assert.equal(listings.length, 2, 'both pages');
     assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
     assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
@@ -287,7 +290,10 @@ describe('reports status', () => {
     assert.equal(byItem(items, 'dead letters parse').verdict, 'OK');
     assert.equal(byItem(items, 'rows transactions').verdict, 'TODO');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0, 'nothing to count, no query');
-    for (const i of items.filter((x) => x.item !== 'stack' && x.item !== 'dead letters parse' && x.item !== 'dead letters schedule')) assert.equal(i.verdict, 'TODO', i.item);
+    // Nothing loaded, so nothing written under another definition either.
+    const fine = new Set(['stack', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
+    for (const i of items.filter((x) => !fine.has(x.item))) assert.equal(i.verdict, 'TODO', i.item);
+    assert.match(byItem(items, 'stale transactions').detail, /^0 windows checked: 0 with a table file/);
   });
 
   it('says a window is late, or failed, from the newest manifest, and reports a failed query', async () => {
@@ -318,7 +324,7 @@ describe('reports status', () => {
 
   it('names each flagged window of the last week and what was off, and says the data loaded', async () => {
     healthy();
-    mocks.s3.on(GetObjectCommand, { Key: 'manifests/daily_sales/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: '2026-11-19T00:00:00' },
@@ -329,7 +335,7 @@ describe('reports status', () => {
       }),
     });
     const items = await collectStatus(input());
-    const flagged = byItem(items, 'data checks daily_sales');
+    const flagged = byItem(items, 'data checks transactions');
     assert.equal(flagged.verdict, 'TODO');
     assert.equal(
       flagged.detail,
@@ -337,7 +343,7 @@ describe('reports status', () => {
         'The data loaded as sent; see docs/operations.md ("Data checks") for what to do',
     );
     assert.equal(byItem(items, 'data checks hourly').verdict, 'OK');
-    assert.match(formatStatus(items), /^TODO {4}data checks daily_sales +1 of 3 window\(s\) .*2026-11-19T00:00:00: volume low: 41 rows/m);
+    assert.match(formatStatus(items), /^TODO {4}data checks transactions +1 of 3 window\(s\) .*2026-11-19T00:00:00: volume low: 41 rows/m);
   });
 
   it('a PDF report (kept raw, no table) is OK with nothing to count, and no count query is run for it', async () => {
@@ -350,6 +356,50 @@ describe('reports status', () => {
     assert.deepEqual(byItem(items, 'rows hourly'), { item: 'rows hourly', verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
     assert.deepEqual(byItem(items, 'data checks hourly'), { item: 'data checks hourly', verdict: 'OK', detail: 'PDF report: kept raw, no data to check' });
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 1, 'only the CSV report is counted');
+  });
+
+  it('prints the egress IPs to allow-list when the stack has them (network setting), and nothing of them otherwise', async () => {
+    healthy();
+    assert.ok(!(await collectStatus(input())).some((i) => i.item === 'egress IPs'), 'no network setting, no line');
+
+    const withEgress = (value: string) =>
+      mocks.cloudFormation.on(DescribeStacksCommand, { StackName: 'PaynetReports-test' }).resolves({
+        Stacks: [
+          {
+            StackName: 'PaynetReports-test',
+            StackStatus: 'UPDATE_COMPLETE',
+            CreationTime: NOW,
+            Outputs: Object.entries({ ...outputs, EgressIps: value }).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+          },
+        ],
+      });
+    withEgress('3.120.1.2');
+    const items = await collectStatus(input());
+    assert.deepEqual(items.slice(0, 2).map((i) => i.item), ['stack', 'egress IPs'], 'right after the stack: the first thing the provider needs');
+    assert.deepEqual(byItem(items, 'egress IPs'), {
+      item: 'egress IPs',
+      verdict: 'OK',
+      detail: '3.120.1.2: the fetch function calls the gateway from this address; give them to the provider to allow-list (docs/deploy.md, "A fixed egress address")',
+    });
+    assert.match(formatStatus(items), /^OK {6}egress IPs {2,}3\.120\.1\.2: /m);
+
+    assert.match(egressItem('3.120.1.2,18.196.3.4').detail, /^3\.120\.1\.2, 18\.196\.3\.4: the fetch function calls the gateway from these addresses/);
+    assert.match(
+      egressItem('eipalloc-0123456789abcdef0,eipalloc-0fedcba9876543210').detail,
+      /^your Elastic IPs eipalloc-0123456789abcdef0, eipalloc-0fedcba9876543210: .*aws ec2 describe-addresses --allocation-ids eipalloc-0123456789abcdef0 eipalloc-0fedcba9876543210 /,
+    );
+    assert.match(egressItem('vpc-0123456789abcdef0').detail, /NAT your VPC vpc-0123456789abcdef0 .*aws ec2 describe-nat-gateways --filter Name=vpc-id,Values=vpc-0123456789abcdef0/);
+  });
+
+  it('names a chat subscription (alarmChat) by the service, not by its HTTPS endpoint', async () => {
+    healthy();
+    mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({
+      Subscriptions: [
+        { Endpoint: 'ops@merchant.test', SubscriptionArn: `${outputs.AlarmTopicArn}:1` },
+        { Endpoint: 'https://global.sns-api.chatbot.amazonaws.com', Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:2` },
+      ],
+    });
+    assert.equal(byItem(await collectStatus(input()), 'alarm e-mails').detail, '2 confirmed (ops@merchant.test, chat (Amazon Q Developer))');
   });
 
   it('a stack deployed from an older version, without an output the checks read, is told to deploy this one', async () => {
@@ -365,6 +415,42 @@ describe('reports status', () => {
       detail: 'the stack has no output GlueDatabaseName: it was deployed from an older version; deploy this one (npx cdk deploy PaynetReports-test)',
     });
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0);
+  });
+
+  it('says which windows were written under another definition than this checkout\'s, reading the newest 400 manifests, with the reparse for the environment', async () => {
+    healthy();
+    const current = definitionRecord(transactions.columns);
+    const olderColumns = current.columns.map((c) => (c.name === 'amount' ? { ...c, type: 'decimal(18,2)' } : c));
+    const older = { fingerprint: fingerprintOf(olderColumns), columns: olderColumns };
+    // 450 daily windows up to 2026-11-20; the three before the newest were written with amount as decimal(18,2).
+    const dates = Array.from({ length: 450 }, (_, i) => new Date(Date.parse('2026-11-20T00:00:00Z') - (449 - i) * 86_400_000).toISOString().slice(0, 10));
+    const keyOf = (d: string) => `manifests/transactions/dt=${d}/${d}T00-00-00.json`;
+    mocks.s3.on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/' }).resolves({ Contents: dates.map((d) => ({ Key: keyOf(d) })), IsTruncated: false });
+    mocks.s3.on(GetObjectCommand).callsFake((i: { Key: string }) => {
+      const d = /dt=([\d-]+)/.exec(i.Key)![1]!;
+      const next = new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+      return {
+        Body: manifestBody({
+          outcome: 'loaded',
+          finishedAt: '2026-11-21T00:20:00Z',
+          rows: { written: 250 },
+          window: { start: `${d}T00:00:00`, end: `${next}T00:00:00`, timeZone: 'Europe/Moscow' },
+          table: { bucket: outputs.CuratedBucketName, key: `tables/transactions/dt=${d}/${d}T00-00-00.parquet`, bytes: 9000, sha256: 'x' },
+          definition: ['2026-11-17', '2026-11-18', '2026-11-19'].includes(d) ? older : current,
+        }),
+      };
+    });
+    const items = await collectStatus(input());
+    const stale = byItem(items, 'stale transactions');
+    assert.equal(stale.verdict, 'TODO');
+    assert.match(
+      stale.detail,
+      /^3 windows \(2026-11-17, 2026-11-18, 2026-11-19\) written under another definition than this checkout's \([0-9a-f]{12}\): column amount was retyped decimal\(18,2\) -> decimal\(18,3\): .*HIVE_BAD_DATA\)\. To fix, rebuild them from their raw files: npm run reports -- reparse --report transactions --from 2026-11-17 --to 2026-11-20 --environment test$/,
+    );
+    const read = mocks.s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key!).filter((k) => k.startsWith('manifests/transactions/'));
+    assert.equal(new Set(read).size, 400, 'the newest 400 windows only');
+    assert.ok(!read.includes(keyOf(dates[0]!)), 'not the oldest');
+    assert.equal(byItem(items, 'stale hourly').verdict, 'OK');
   });
 
   it('goes on with the other checks when one is not permitted', async () => {
@@ -413,6 +499,7 @@ describe('reports status', () => {
       {
         ...base,
         id: 'order',
+        keys: undefined,
         columns: [
           { header: 'A', name: 'select', type: 'string' },
           { header: 'B', name: 'from', type: 'bigint' },

@@ -59,7 +59,7 @@ describe('one schema, three uses', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('maps each type the way DESIGN.md says', () => {
+  it('maps each type the way docs/architecture.md says', () => {
     const byName = Object.fromEntries(glueColumns(report.columns).map((c) => [c.name, c.type]));
     assert.deepEqual(byName, {
       s: 'string', b: 'bigint', d: 'decimal(18,3)', d2: 'decimal(9,2)', t: 'timestamp', day: 'date',

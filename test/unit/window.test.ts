@@ -10,6 +10,7 @@ import {
   parseWindowSize,
   wallClockIn,
   windowsBetween,
+  windowsStartingIn,
   windowStamp,
   withLookback,
   type ReportWindow,
@@ -155,6 +156,29 @@ describe('windowsBetween', () => {
         ws.slice(1).forEach((w, i) => assert.deepEqual(w.start, ws[i]!.end));
       }),
     );
+  });
+});
+
+describe('windowsStartingIn (every caller lists windows through it)', () => {
+  // 2026-11-22T16:30Z is 2026-11-23 01:30 in Tokyo: the 22nd is the last complete day there.
+  const now = new Date('2026-11-22T16:30:00Z');
+  const daily = { window: 'P1D', schedule: { cron: 'cron(0 3 * * ? *)', timeZone: 'Asia/Tokyo' } };
+  const range = (from?: string, to?: string) => ({ ...(from ? { from: parseLocalDateTime(from) } : {}), ...(to ? { to: parseLocalDateTime(to) } : {}) });
+
+  it('without bounds: the last complete window in the report\'s zone, as a scheduled run fetches it', () => {
+    assert.deepEqual(windowsStartingIn(daily, {}, now).map(show), ['2026-11-22T00:00:00/2026-11-23T00:00:00']);
+    assert.deepEqual(windowsStartingIn(daily, {}, now), [lastCompleteWindow(now, 'Asia/Tokyo', DAY)]);
+  });
+
+  it('a missing from starts at the last complete window; a missing to ends where the current window starts', () => {
+    assert.deepEqual(windowsStartingIn(daily, range(undefined, '2026-11-25'), now).map((w) => formatLocalDateTime(w.start)), ['2026-11-22T00:00:00', '2026-11-23T00:00:00', '2026-11-24T00:00:00']);
+    assert.deepEqual(windowsStartingIn(daily, range('2026-11-20'), now).map((w) => formatLocalDateTime(w.start)), ['2026-11-20T00:00:00', '2026-11-21T00:00:00', '2026-11-22T00:00:00']);
+  });
+
+  it('with both bounds: exactly windowsBetween, no schedule needed, empty for an empty range', () => {
+    const both = range('2026-11-01T05:00', '2026-11-04');
+    assert.deepEqual(windowsStartingIn({ window: 'P1D' }, { from: both.from!, to: both.to! }), windowsBetween(both.from!, both.to!, DAY));
+    assert.deepEqual(windowsStartingIn({ window: 'PT6H' }, { from: parseLocalDateTime('2026-11-04'), to: parseLocalDateTime('2026-11-04') }), []);
   });
 });
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { startWorkerScript } from '../../functions/core/worker-script.js';
+import { startWorkerScript } from '../../functions/runtime/worker-script.js';
 
 /** Worker threads started from TypeScript sources run a compiled copy (no tsx in the worker). */
 describe('startWorkerScript', () => {
@@ -51,7 +51,7 @@ describe('startWorkerScript', () => {
     await writeFile(
       runner,
       [
-        `import { startWorkerScript } from ${JSON.stringify(pathToFileURL(join(process.cwd(), 'functions/core/worker-script.ts')).href)};`,
+        `import { startWorkerScript } from ${JSON.stringify(pathToFileURL(join(process.cwd(), 'functions/runtime/worker-script.ts')).href)};`,
         'import { once } from "node:events";',
         `const w = startWorkerScript(new URL(${JSON.stringify(pathToFileURL(join(dir, 'doubler.ts')).href)}), { workerData: 7 });`,
         'const [a] = await once(w, "message"); console.log(JSON.stringify(a)); await w.terminate();',

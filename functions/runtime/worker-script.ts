@@ -9,7 +9,9 @@ import { Worker, type WorkerOptions } from 'node:worker_threads';
  * Starts a worker thread from its script. A built script (.js/.mjs, the Lambda bundles) starts as is. A
  * TypeScript source (`npm start`, tests, under tsx) is first compiled to one JavaScript module with esbuild
  * (the compiler tsx itself runs), its packages left as imports, into node_modules/.cache: the worker then
- * runs plain JavaScript.
+ * runs plain JavaScript. Runtime support rather than pipeline logic, and it drives build tooling: so not in the
+ * pure core (functions/core/), which starts its encoder through it (encoder-thread.ts), as the local lake does.
+ * Compiled scripts are recorded by their source's absolute path, so checkouts sharing node_modules keep apart.
  *
  * Why not register tsx in the worker, as before: on Node 20 each registration of loader hooks starts a
  * hooks thread of its own, with its own V8 isolate, and every import of the worker (hyparquet-writer,

@@ -1,0 +1,174 @@
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
+import { stackName } from '../../config/naming.js';
+import { loadCatalog } from '../../config/reports/index.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { rawKey } from '../../functions/core/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/window.js';
+import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
+import { backfillWindows, runBackfill, windowName, type BackfillSummary, type WindowReport } from '../pipeline/backfill-runner.js';
+import { onInterrupt } from '../pipeline/interrupt.js';
+import { refusePdf } from '../pipeline/raw-objects.js';
+import { lambdaReparser } from '../pipeline/reparse-lambda.js';
+import { localReparser } from '../pipeline/reparse-local.js';
+import { reparseInterruptedLines, reparseSummaryLines, type ReparseTotals } from '../pipeline/reparse-summary.js';
+import type { Reparser } from '../pipeline/reparse-window.js';
+
+/**
+ * `reports reparse --report ID --from D --to D`: rebuilds the windows' Parquet, rejects and manifests from the raw
+ * files already stored, through the parse step's own code with the current definition. It never calls the gateway.
+ * Locally on the lake (--lake, default ./.lake: local/pipeline/reparse-local.ts); with --environment NAME by
+ * invoking that deployment's parse function (local/pipeline/reparse-lambda.ts). The windows run through backfill's
+ * runner and progress (a window without a raw file is reported as such), then a summary.
+ *
+ * Idempotent: keys are a function of report and window, so a window rebuilt twice holds the same files. A window
+ * whose raw file no longer parses (its header is not the definition's) fails with the usual typed error and keeps
+ * the table file it had; the other windows go on.
+ */
+
+export interface ReparseCommandOptions {
+  report?: string;
+  from: string;
+  to: string;
+  /** Local mode: the lake directory (default ./.lake). */
+  lake?: string;
+  /** Deployed mode: the environment whose parse function rebuilds the windows. */
+  environment?: string;
+  region?: string;
+  /** Windows in flight at once (default 2). */
+  concurrency?: number;
+  /** Progress style; default: a bar when stderr is a terminal. */
+  tty?: boolean;
+}
+
+/** The clients of the deployed mode, replaceable in tests. */
+export interface DeployedClients {
+  cloudFormation: CloudFormationClient;
+  lambda: LambdaClient;
+  s3: S3Client;
+}
+
+/** SDK attempts per call, as backfill: a throttled Invoke is retried; a retried window only rebuilds the same keys. */
+const MAX_ATTEMPTS = 6;
+
+/** The stack outputs the deployed mode needs (lib/reports-pipeline-stack.ts writes them). */
+const OUTPUTS = ['ParseFunctionName', 'RawBucketName', 'CuratedBucketName'] as const;
+
+async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefinition, clients?: DeployedClients): Promise<Reparser> {
+  const { loadEnvironments } = await import('../../config/environments.js');
+  const config = loadEnvironments().find((e) => e.name === opts.environment);
+  if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
+  const region = opts.region ?? config.region;
+  const clientConfig = { ...(region ? { region } : {}), maxAttempts: MAX_ATTEMPTS };
+  const c = clients ?? { cloudFormation: new CloudFormationClient(clientConfig), lambda: new LambdaClient(clientConfig), s3: new S3Client(clientConfig) };
+  const name = stackName(config.name);
+  let stack;
+  try {
+    stack = (await c.cloudFormation.send(new DescribeStacksCommand({ StackName: name }))).Stacks?.[0];
+  } catch (e) {
+    const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    throw new ConfigurationError(`Could not read the stack ${name} (${why}): deploy it, or check the region and that your credentials allow cloudformation:DescribeStacks.`, { cause: e });
+  }
+  const outputs = Object.fromEntries((stack?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']));
+  const missing = OUTPUTS.filter((k) => !outputs[k]);
+  if (missing.length) {
+    throw new ConfigurationError(`The stack ${name} has no output ${missing.join(', ')}: deploy this version (npx cdk deploy ${name}), then run the reparse again.`);
+  }
+  const reparser = lambdaReparser({
+    lambda: c.lambda,
+    s3: c.s3,
+    functionName: outputs.ParseFunctionName!,
+    rawBucket: outputs.RawBucketName!,
+    curatedBucket: outputs.CuratedBucketName!,
+    region,
+    report,
+  });
+  return {
+    ...reparser,
+    close: async () => {
+      if (clients) return;
+      for (const client of Object.values(c)) client.destroy();
+    },
+  };
+}
+
+export async function runReparseCommand(
+  opts: ReparseCommandOptions,
+  print: (line: string) => void = (l) => console.log(l),
+  clients?: DeployedClients,
+): Promise<BackfillSummary> {
+  if (opts.environment && opts.lake) {
+    throw new ConfigurationError('--lake is the local lake and --environment a deployment: give one (a deployed reparse re-drives that environment\'s parse function).');
+  }
+  if (opts.region && !opts.environment) throw new ConfigurationError('--region goes with --environment.');
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const catalog = loadCatalog();
+  const report = catalog.chosen(opts.report);
+  refusePdf(report);
+  const windows = backfillWindows(report, opts.from, opts.to);
+  const concurrency = opts.concurrency ?? 2;
+  const lake = opts.lake ?? './.lake';
+  const reparser = opts.environment ? await deployedReparser(opts, report, clients) : await localReparser({ lakeDir: lake, report, catalog });
+
+  const ended: WindowReport[] = [];
+  const inFlight = new Set<ReportWindow>();
+  let progress: BackfillProgress | undefined;
+  const stopListening = onInterrupt(() => {
+    // The bar hid the cursor and turned line wrap off: give the terminal back before saying anything.
+    progress?.stop();
+    const abandoned = reparser.abandon([...inFlight]);
+    for (const line of reparseInterruptedLines({ windows, ended, inFlight: [...inFlight], abandoned, deployed: Boolean(opts.environment) })) print(line);
+  });
+
+  const totals: ReparseTotals = { rowsWritten: 0, rowsRejected: 0 };
+  let summary: BackfillSummary;
+  try {
+    const raw = await reparser.rawObjects(windows);
+    const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
+    const where = opts.environment ? `${reparser.where} (environment ${opts.environment})` : reparser.where;
+    print(
+      `Reparse of "${report.id}": ${windows.length} ${report.window} window(s) ${range} (${raw.size} with a raw file), ${concurrency} at a time, ` +
+        `${where}, with the current definition; the gateway is not called.`,
+    );
+    const shown = startProgress(windows.length, { tty: opts.tty, log: print });
+    progress = shown;
+    try {
+      summary = await runBackfill({
+        windows,
+        concurrency,
+        // "Already done" in backfill's terms: here, nothing to rebuild.
+        isLoaded: async (w) => (raw.has(rawKey(report.id, w, report.format)) ? false : `no raw file at ${rawKey(report.id, w, report.format)}: nothing to rebuild`),
+        runWindow: async (w) => {
+          inFlight.add(w);
+          try {
+            const outcome = await reparser.reparse(w, raw.get(rawKey(report.id, w, report.format))!);
+            totals.rowsWritten += outcome.rowsWritten;
+            totals.rowsRejected += outcome.rowsRejected;
+            return outcome.result;
+          } finally {
+            inFlight.delete(w);
+          }
+        },
+        onWindow: (r) => {
+          ended.push(r);
+          shown.window(r);
+        },
+      });
+    } finally {
+      shown.stop();
+    }
+  } finally {
+    stopListening();
+    await reparser.close();
+  }
+  for (const line of reparseSummaryLines(summary, report.id, totals)) print(line);
+  return summary;
+}
+
+/** The command's exit code: 1 when a window failed (a window without a raw file is not a failure: there is nothing to rebuild). */
+export async function reparseCommand(opts: ReparseCommandOptions): Promise<number> {
+  const summary = await runReparseCommand(opts);
+  return summary.failed.length || summary.notTried ? 1 : 0;
+}

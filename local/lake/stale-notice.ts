@@ -1,0 +1,55 @@
+import { resolve } from 'node:path';
+import type { ColumnDefinition, ReportDefinition } from '../../functions/core/report-definition.js';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { staleNotice, staleReport, staleStatus } from '../../functions/core/stale-windows.js';
+import { showPath } from '../args/display.js';
+import { bucketWindows, lakeWindows } from './manifest-windows.js';
+
+/**
+ * What `npm start` and `npm run query` say about the local lake's windows written under another definition than
+ * the current one: read from the manifests on disk (manifest-windows.ts), judged by functions/core/stale-windows.ts.
+ * The views themselves read such files as Athena would (view-evolution.ts); this says how many and what fixes them.
+ * `reports status --environment NAME` says the same of a deployment, from its curated bucket.
+ */
+
+/** The flags that end a `reports reparse` command for this lake: `--lake DIR` unless it is the default ./.lake. */
+export function lakeReparseFlags(lakeDir: string): string[] {
+  if (resolve(lakeDir) === resolve('.lake')) return [];
+  const path = showPath(lakeDir);
+  return [`--lake ${/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`}`];
+}
+
+/** The notice lines for every report of the lake (none when every table file is its current definition's). */
+export async function lakeStaleNotices(options: { lakeDir: string; curatedBucket: string; reports: readonly ReportDefinition[] }): Promise<string[]> {
+  const lines: string[] = [];
+  for (const report of options.reports) {
+    const windows = await lakeWindows(options.lakeDir, options.curatedBucket, report.id);
+    lines.push(...staleNotice(staleReport(report.id, report.columns, windows), lakeReparseFlags(options.lakeDir)));
+  }
+  return lines;
+}
+
+/** How many of a report's newest windows `reports status` reads the manifests of (manifest-windows.ts says why it is bounded). */
+export const STATUS_STALE_WINDOWS = 400;
+
+/** `reports status --environment NAME`: the item "stale <report>", from the deployed manifests. */
+export async function deployedStaleItem(
+  s3: S3Client,
+  curatedBucket: string,
+  report: { id: string; columns: readonly ColumnDefinition[] },
+  environment: string,
+): Promise<{ item: string; verdict: 'OK' | 'TODO' | 'UNKNOWN'; detail: string }> {
+  const item = `stale ${report.id}`;
+  let read: Awaited<ReturnType<typeof bucketWindows>>;
+  try {
+    read = await bucketWindows(s3, curatedBucket, report.id, STATUS_STALE_WINDOWS);
+  } catch (e) {
+    return {
+      item,
+      verdict: 'UNKNOWN',
+      detail: `could not check (${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}); your credentials need s3:ListBucket and s3:GetObject on manifests/ of ${curatedBucket}, and kms:Decrypt`,
+    };
+  }
+  const stale = staleReport(report.id, report.columns, read.windows);
+  return { item, ...staleStatus(stale, read.windows, [`--environment ${environment}`], read.windows.length, read.total) };
+}

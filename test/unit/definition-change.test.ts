@@ -1,0 +1,241 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadCatalog } from '../../config/reports/index.js';
+import { classifyChange, parquetTypeFor } from '../../functions/core/definition-change.js';
+import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definition-fingerprint.js';
+import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/report-definition.js';
+import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/stale-windows.js';
+import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
+
+/**
+ * The fingerprint of a definition's columns, what a change of them does to the partitions written before
+ * (functions/core/definition-change.ts), and what the readers say about it (functions/core/stale-windows.ts).
+ */
+
+const base = loadCatalog().get('transactions');
+const columnsOf = (change: (columns: Array<Record<string, unknown>>) => void = () => undefined): ColumnDefinition[] => {
+  const raw = structuredClone(base.columns).map(({ kind: _k, precision: _p, scale: _s, ...c }) => c as Record<string, unknown>);
+  change(raw);
+  return parseReportDefinition({ ...base, columns: raw }, 'test').columns;
+};
+const recorded = (columns: ColumnDefinition[]): RecordedColumn[] => definitionRecord(columns).columns;
+const column = (columns: Array<Record<string, unknown>>, name: string) => columns.find((c) => c.name === name)!;
+const day = (date: string, table?: RecordedWindow['table'], failed?: string): RecordedWindow => {
+  const next = new Date(Date.parse(`${date}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  return { start: `${date}T00:00:00`, end: `${next}T00:00:00`, ...(table ? { table } : {}), ...(failed ? { lastAttemptFailed: failed } : {}) };
+};
+
+describe('the definition fingerprint', () => {
+  const now = definitionRecord(base.columns);
+
+  it('is 12 hex digits, and the same for the same columns', () => {
+    assert.match(now.fingerprint, /^[0-9a-f]{12}$/);
+    assert.equal(definitionRecord(columnsOf()).fingerprint, now.fingerprint);
+  });
+
+  it('changes with a name, a type or a pattern: what decides the table file a reader sees', () => {
+    const changed = [
+      columnsOf((c) => void (column(c, 'merchant_oid').name = 'order_ref')),
+      columnsOf((c) => void (column(c, 'amount').type = 'decimal(18,4)')),
+      columnsOf((c) => void (column(c, 'created_date').pattern = 'dd.MM.yyyy HH:mm:ss')),
+      columnsOf((c) => void c.push({ header: 'Fee', name: 'fee', type: 'decimal(18,3)', nullable: true })),
+      columnsOf((c) => void c.splice(2, 1)),
+    ].map((columns) => definitionRecord(columns).fingerprint);
+    assert.equal(new Set([now.fingerprint, ...changed]).size, changed.length + 1);
+  });
+
+  it('does not change with the column order, a header alone or nullability, which no reader of the table file sees', () => {
+    for (const columns of [
+      columnsOf((c) => c.reverse()),
+      columnsOf((c) => void (column(c, 'merchant_oid').header = 'Merchant_Order_Id')),
+      columnsOf((c) => void (column(c, 'currency').nullable = true)),
+    ]) {
+      assert.equal(definitionRecord(columns).fingerprint, now.fingerprint);
+    }
+  });
+
+  it('records every column in CSV order, with header and nullability for telling renames from additions', () => {
+    assert.deepEqual(now.columns.slice(3, 5), [
+      { header: 'Created_date', name: 'created_date', type: 'timestamp', pattern: 'yyyy-MM-dd HH:mm:ss', nullable: false },
+      { header: 'Amount', name: 'amount', type: 'decimal(18,3)', nullable: false },
+    ]);
+    assert.equal(fingerprintOf(now.columns), now.fingerprint);
+  });
+});
+
+describe('what a change does to the partitions written before it', () => {
+  const before = recorded(base.columns);
+  const after = (change: (columns: Array<Record<string, unknown>>) => void) => classifyChange(before, recorded(columnsOf(change)));
+
+  it('the same columns: nothing', () => {
+    assert.deepEqual(classifyChange(before, before), { verdict: 'same', changes: [] });
+  });
+
+  it('an added nullable column reads NULL there and needs nothing', () => {
+    const change = after((c) => void c.push({ header: 'Fee', name: 'fee', type: 'decimal(18,3)', nullable: true }));
+    assert.equal(change.verdict, 'compatible');
+    assert.deepEqual(change.changes.map((c) => c.change), [{ change: 'added', column: 'fee', type: 'decimal(18,3)', nullable: true }]);
+    assert.match(change.changes[0]!.effect, /reads NULL there .*nothing to do/);
+  });
+
+  it('an added required column reads NULL too, and a reparse cannot fill it: compatible, with the reason', () => {
+    const change = after((c) => void c.push({ header: 'Fee', name: 'fee', type: 'decimal(18,3)' }));
+    assert.equal(change.verdict, 'compatible');
+    assert.match(change.changes[0]!.effect, /although it is not nullable.*a reparse cannot fill it/);
+  });
+
+  it('a removed column: older files keep it, unseen; nothing to do', () => {
+    const change = after((c) => void c.splice(c.findIndex((x) => x.name === 'order_description'), 1));
+    assert.equal(change.verdict, 'compatible');
+    assert.deepEqual(change.changes.map((c) => c.change), [{ change: 'removed', column: 'order_description', type: 'string' }]);
+  });
+
+  it('a renamed column (same header) is stale: the new name reads NULL in older files', () => {
+    const change = after((c) => void (column(c, 'merchant_oid').name = 'order_ref'));
+    assert.equal(change.verdict, 'stale');
+    assert.deepEqual(change.changes[0]!.change, { change: 'renamed', from: 'merchant_oid', to: 'order_ref', header: 'Merchant_OID', fromType: 'string', toType: 'string' });
+    assert.match(change.changes[0]!.effect, /order_ref reads NULL there \(Athena reads Parquet columns by name\)/);
+  });
+
+  it('a renamed header with a renamed column is a removal and an addition: their raw files would not parse anyway', () => {
+    const change = after((c) => Object.assign(column(c, 'merchant_oid'), { header: 'Order_Ref', name: 'order_ref' }));
+    assert.deepEqual(change.changes.map((c) => c.change.change).sort(), ['added', 'removed']);
+    assert.equal(change.verdict, 'compatible');
+  });
+
+  it('a changed pattern is stale: the values were read from the text with the old one', () => {
+    const change = after((c) => void (column(c, 'date_of_report').pattern = 'MM.dd.yyyy'));
+    assert.equal(change.verdict, 'stale');
+    assert.deepEqual(change.changes[0]!.change, { change: 'pattern', column: 'date_of_report', from: 'dd.MM.yyyy', to: 'MM.dd.yyyy' });
+  });
+
+  it('every retype is unreadable: Athena reads no Parquet type this pipeline writes as another, decimal scale included', () => {
+    const cases: Array<[string, string, string, string]> = [
+      ['amount', 'decimal(18,4)', 'INT64 DECIMAL(18,3)', 'INT64 DECIMAL(18,4)'],
+      ['amount', 'decimal(12,3)', 'INT64 DECIMAL(18,3)', 'INT64 DECIMAL(12,3)'],
+      ['transaction_id', 'string', 'INT64', 'BYTE_ARRAY UTF8'],
+      ['merchant_oid', 'bigint', 'BYTE_ARRAY UTF8', 'INT64'],
+      ['created_date', 'date', 'INT64 TIMESTAMP_MILLIS', 'INT32 DATE'],
+    ];
+    for (const [name, type, fromParquet, toParquet] of cases) {
+      const change = after((c) => {
+        Object.assign(column(c, name), { type });
+        if (type === 'date') column(c, name).pattern = 'yyyy-MM-dd';
+        if (type !== 'date' && type !== 'timestamp') delete column(c, name).pattern;
+      });
+      assert.equal(change.verdict, 'unreadable', `${name} -> ${type}`);
+      const retyped = change.changes.find((c) => c.change.change === 'retyped')!;
+      assert.deepEqual(
+        [retyped.change, retyped.verdict],
+        [{ change: 'retyped', column: name, from: before.find((c) => c.name === name)!.type, to: type, fromParquet, toParquet }, 'unreadable'],
+      );
+      assert.match(retyped.effect, new RegExp(`every query reading ${name} there fails \\(HIVE_BAD_DATA\\)`));
+    }
+  });
+
+  it('the worst change decides: a rename and a retype together are unreadable; the types are named as the Parquet footer has them', () => {
+    const change = after((c) => {
+      column(c, 'merchant_oid').name = 'order_ref';
+      column(c, 'amount').type = 'decimal(18,4)';
+    });
+    assert.equal(change.verdict, 'unreadable');
+    assert.deepEqual(change.changes.map((c) => c.verdict), ['stale', 'unreadable']);
+    assert.equal(parquetTypeFor('timestamp'), 'INT64 TIMESTAMP_MILLIS');
+    assert.equal(parquetTypeFor('varchar(3)'), 'varchar(3)', 'a type no definition allows is named as it is');
+  });
+});
+
+describe('stale windows and the command that rebuilds them', () => {
+  const current = columnsOf((c) => void (column(c, 'merchant_oid').name = 'order_ref'));
+  const old = definitionRecord(base.columns);
+  const now = definitionRecord(current);
+  const added = definitionRecord(columnsOf((c) => void c.splice(c.findIndex((x) => x.name === 'order_description'), 1)).map((c) => (c.name === 'merchant_oid' ? { ...c, name: 'order_ref' } : c)));
+
+  it('groups the windows by the definition their table file was written with; only stale and unreadable ones need a reparse', () => {
+    const report = staleReport('transactions', current, [
+      day('2026-11-22', old),
+      day('2026-11-20', old),
+      day('2026-11-23', now),
+      day('2026-11-19', added),
+      day('2026-11-18', 'unrecorded'),
+      day('2026-11-24'),
+    ]);
+    assert.equal(report.withTable, 5);
+    assert.deepEqual(report.groups.map((g) => [g.fingerprint, g.change.verdict, g.windows.map((w) => w.start.slice(0, 10))]), [
+      [added.fingerprint, 'compatible', ['2026-11-19']],
+      [old.fingerprint, 'stale', ['2026-11-20', '2026-11-22']],
+    ]);
+    assert.deepEqual(report.unrecorded.map((w) => w.start), ['2026-11-18T00:00:00']);
+    assert.deepEqual(report.toReparse.map((w) => w.start), ['2026-11-20T00:00:00', '2026-11-22T00:00:00']);
+
+    const lines = staleNotice(report, ['--lake ./my-lake']);
+    assert.equal(lines[0], `Stale: 2 partitions of "transactions" were written under another definition than the current one (fingerprint ${now.fingerprint}):`);
+    assert.equal(lines[1], `  2 windows (2026-11-20, 2026-11-22) under ${old.fingerprint}:`);
+    assert.match(lines[2]!, /^ {4}- column merchant_oid was renamed order_ref: /);
+    assert.equal(lines[3], '  Rebuild them from the raw files already stored (no gateway request): npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-23 --lake ./my-lake');
+    assert.match(lines[4]!, /^Note: 1 partition of "transactions" \(2026-11-19\) was written under an earlier definition \(\w+\): column order_description was added: .*nothing to do\.$/);
+    assert.match(lines[5]!, /^Note: 1 partition of "transactions" \(2026-11-18\) was loaded before manifests recorded the definition, .*--from 2026-11-18 --to 2026-11-19 --lake \.\/my-lake$/);
+  });
+
+  it('says nothing when every table file is the current definition\'s', () => {
+    assert.deepEqual(staleNotice(staleReport('transactions', current, [day('2026-11-20', now), day('2026-11-21')])), []);
+  });
+
+  it('hour windows: --from and --to keep the time; the end of the last window is exclusive', () => {
+    const hours = [
+      { start: '2026-11-20T18:00:00', end: '2026-11-21T00:00:00', table: old },
+      { start: '2026-11-20T06:00:00', end: '2026-11-20T12:00:00', table: old },
+    ];
+    assert.equal(reparseCommand('hourly', hours), 'npm run reports -- reparse --report hourly --from 2026-11-20T06:00 --to 2026-11-21');
+    assert.equal(commandTime('2026-11-20T06:30:15'), '2026-11-20T06:30:15');
+  });
+
+  it('status: TODO with the command for the environment; deploy first when the newest load is not this checkout\'s definition', () => {
+    const windows = [day('2026-11-20', old), day('2026-11-21', old), day('2026-11-22', now)];
+    const todo = staleStatus(staleReport('transactions', current, windows), windows, ['--environment integration'], 3, 3);
+    assert.equal(todo.verdict, 'TODO');
+    assert.match(todo.detail, /^2 windows \(2026-11-20, 2026-11-21\) written under another definition than this checkout's \(\w+\): column merchant_oid was renamed order_ref: .*\. To fix, rebuild them from their raw files: npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-22 --environment integration$/);
+
+    const undeployed = [day('2026-11-20', old), day('2026-11-21', old)];
+    const first = staleStatus(staleReport('transactions', current, undeployed), undeployed, ['--environment integration'], 2, 2);
+    assert.match(first.detail, new RegExp(`To fix, the newest load used definition ${old.fingerprint}, not this checkout's: deploy this checkout first \\(npx cdk deploy\\), then rebuild them: `));
+
+    const fine = [day('2026-11-20', now), day('2026-11-21', 'unrecorded')];
+    assert.deepEqual(staleStatus(staleReport('transactions', current, fine), fine, [], 2, 450), {
+      verdict: 'OK',
+      detail: `the newest 2 of 450 windows checked: 1 with a table file written under this checkout's definition (${now.fingerprint}); 1 window loaded before manifests recorded the definition (not compared)`,
+    });
+  });
+});
+
+describe('a window as its manifest describes it', () => {
+  const definition = definitionRecord(base.columns);
+  const table = { bucket: 'curated', key: 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet', bytes: 9000, sha256: 'ab' };
+  const window = { start: '2026-11-20T00:00:00', end: '2026-11-21T00:00:00', timeZone: 'Europe/Moscow' };
+  const of = (m: Partial<LoadManifest>) => recordedWindowOf({ window, ...m });
+
+  it('loaded: its own table file and definition; before definitions were recorded: "unrecorded"', () => {
+    assert.deepEqual(of({ outcome: 'loaded', table, definition }), { start: window.start, end: window.end, table: definition });
+    assert.deepEqual(of({ outcome: 'loaded', table }), { start: window.start, end: window.end, table: 'unrecorded' });
+  });
+
+  it('failed: the earlier table file it left in place, its own when it wrote one, or none; and the failure\'s code', () => {
+    const older = { ...definition, fingerprint: 'older0000000' };
+    const failed = { outcome: 'failed' as const, definition, error: { code: 'SchemaDrift' as const, message: 'm', retryable: false } };
+    assert.deepEqual(of({ ...failed, tableInPlace: { table, definition: older, loadRunId: 'r', finishedAt: 't' } }), {
+      start: window.start,
+      end: window.end,
+      table: older,
+      lastAttemptFailed: 'SchemaDrift',
+    });
+    assert.deepEqual(of({ ...failed, table }), { start: window.start, end: window.end, table: definition, lastAttemptFailed: 'SchemaDrift' });
+    assert.deepEqual(of(failed), { start: window.start, end: window.end, lastAttemptFailed: 'SchemaDrift' });
+  });
+
+  it('a PDF has no table; a manifest without its window is not a window', () => {
+    assert.deepEqual(of({ outcome: 'not-parsed', definition }), { start: window.start, end: window.end });
+    assert.equal(recordedWindowOf({ outcome: 'loaded', table, definition }), undefined);
+  });
+});

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { before, describe, it } from 'node:test';
+import ts from 'typescript';
+
+/**
+ * Each variant (a signature method, a content coding, a fault mode, a body-signing rule) is named in one list
+ * and handled by tables keyed by that list (`satisfies Record<Kind, …>`) and switches that end in `never`.
+ * This proves it the way a maintainer meets it: the list with one member more and nothing else changed must
+ * not type-check, and the errors must name the tables and switches to fill in. The type checker runs in
+ * process on the edited text (the files on disk are untouched), over the modules that hold or read the lists.
+ */
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The modules that declare a variant list or look its members up; whatever they import is checked too. */
+const ROOTS = [
+  'functions/core/signature-methods.ts',
+  'functions/core/secret.ts',
+  'functions/core/oauth.ts',
+  'functions/core/gateway-answer.ts',
+  'functions/core/content-coding.ts',
+  'local/simulator/test-accounts.ts',
+  'local/simulator/faults.ts',
+  'local/simulator/server.ts',
+  'local/cli/check.ts',
+];
+
+/** Text inserted right after a marker: after the opening of a list, so the edit holds whatever the list holds. */
+interface Edit {
+  file: string;
+  after: string;
+  insert: string;
+}
+
+interface Found {
+  /** "functions/core/signature-methods.ts(78,3)" */
+  where: string;
+  code: number;
+  /** The source line the error points at, trimmed. */
+  line: string;
+  /** The top-level declaration holding the error: the table, for a `satisfies` not met. */
+  within?: string;
+  message: string;
+}
+
+const parsed = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, {
+  ...ts.sys,
+  onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+})!;
+// Ambient declarations of the project (local/lake/s3rver.d.ts) are not imported by anything: give them as roots too.
+const roots = [...ROOTS.map((f) => join(ROOT, f)), ...parsed.fileNames.filter((f) => f.endsWith('.d.ts'))];
+
+/** Parsed files shared by every program: only the edited file differs between them. */
+const sourceFiles = new Map<string, ts.SourceFile>();
+
+/** The project's type errors (packages aside) with `edits` applied to the text the checker sees. */
+function typeErrors(edits: readonly Edit[] = []): Found[] {
+  const edited = new Map<string, string>();
+  for (const e of edits) {
+    const file = join(ROOT, e.file);
+    const text = edited.get(file) ?? readFileSync(file, 'utf8');
+    assert.ok(text.includes(e.after), `${e.file} no longer holds ${JSON.stringify(e.after)}: update this test's edit`);
+    edited.set(file, text.replace(e.after, `${e.after}${e.insert}`));
+  }
+  const host = ts.createCompilerHost(parsed.options, true);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, language, onError, create) => {
+    const text = edited.get(resolve(fileName));
+    if (text !== undefined) return ts.createSourceFile(fileName, text, language, true);
+    let file = sourceFiles.get(fileName);
+    if (!file) {
+      file = read(fileName, language, onError, create);
+      if (file) sourceFiles.set(fileName, file);
+    }
+    return file;
+  };
+  const program = ts.createProgram(roots, parsed.options, host);
+  return program
+    .getSourceFiles()
+    .filter((f) => !f.fileName.includes('/node_modules/'))
+    .flatMap((f) => program.getSemanticDiagnostics(f))
+    .map((d) => {
+      const file = d.file!;
+      const { line, character } = file.getLineAndCharacterOfPosition(d.start!);
+      return {
+        where: `${relative(ROOT, file.fileName)}(${line + 1},${character + 1})`,
+        code: d.code,
+        line: file.text.split('\n')[line]!.trim(),
+        within: topLevelName(file, d.start!),
+        message: ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]!,
+      };
+    });
+}
+
+/** The name of the top-level declaration holding `position` (a table is a top-level constant). */
+function topLevelName(file: ts.SourceFile, position: number): string | undefined {
+  const statement = file.statements.find((s) => s.pos <= position && position < s.end);
+  if (statement && ts.isVariableStatement(statement)) return statement.declarationList.declarations[0]?.name.getText(file);
+  return statement && (ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) ? statement.name?.text : undefined;
+}
+
+const shown = (errors: readonly Found[]) => errors.map((e) => `${e.where}: TS${e.code}: ${e.message.slice(0, 160)}`).join('\n');
+
+/** The tables an error says are incomplete: `satisfies Record<Kind, …>` not met (TS1360), as "file: constant". */
+const incompleteTables = (errors: readonly Found[]) =>
+  [...new Set(errors.filter((e) => e.code === 1360).map((e) => `${e.where.replace(/\(.*$/, '')}: ${e.within}`))].sort();
+
+/** The files with any error. */
+const filesOf = (errors: readonly Found[]) => [...new Set(errors.map((e) => e.where.replace(/\(.*$/, '')))].sort();
+
+describe('a variant named in its list without its entries does not compile', { timeout: 60_000 }, () => {
+  before(() => {
+    // The sources as they are type-check: every error below comes from the edit.
+    const errors = typeErrors();
+    assert.equal(errors.length, 0, shown(errors));
+  });
+
+  it('a third signature method: the signing registry, the simulator test accounts, and every lookup by method', () => {
+    const errors = typeErrors([
+      { file: 'functions/core/signature-methods.ts', after: 'export const SIGNATURE_METHODS = [', insert: "'HMAC-SHA256', " },
+    ]);
+    assert.deepEqual(incompleteTables(errors), ['functions/core/signature-methods.ts: SIGNING', 'local/simulator/test-accounts.ts: TEST_ACCOUNTS'], shown(errors));
+    // Each of these looks an entry up by a method: the secret's schema and messages, the refusal's advice, `reports check`.
+    for (const file of ['functions/core/secret.ts', 'functions/core/gateway-answer.ts', 'local/cli/check.ts']) {
+      assert.ok(filesOf(errors).includes(file), `${file} is named:\n${shown(errors)}`);
+    }
+    assert.ok(errors.every((e) => /HMAC-SHA256|cannot be used to index|does not satisfy|NameOf|is not assignable/.test(e.message)), shown(errors));
+  });
+
+  it('a fourth content coding: its codec (decode for the client, encode for the simulator)', () => {
+    const errors = typeErrors([{ file: 'functions/core/content-coding.ts', after: 'export const DECODABLE_CODINGS = [', insert: "'zstd', " }]);
+    assert.deepEqual(incompleteTables(errors), ['functions/core/content-coding.ts: CODECS'], shown(errors));
+  });
+
+  it('a fault mode: its entry (stage, help); once it has one, its answer in the simulator', () => {
+    const listOnly = typeErrors([{ file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'resetBeforeHeaders', " }]);
+    assert.deepEqual(incompleteTables(listOnly), ['local/simulator/faults.ts: FAULTS'], shown(listOnly));
+
+    const beforeAuth = typeErrors([
+      { file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'resetBeforeHeaders', " },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULTS = {', insert: "\n  resetBeforeHeaders: { stage: 'before-auth', does: 'x' }," },
+    ]);
+    // The switch over the modes that strike before authentication ends in `never`.
+    assert.deepEqual(beforeAuth.map((e) => [e.where.replace(/\(.*$/, ''), e.line]), [['local/simulator/server.ts', 'const unanswered: never = early.mode;']], shown(beforeAuth));
+
+    const onReport = typeErrors([
+      { file: 'local/simulator/faults.ts', after: 'export const FAULT_MODES = [', insert: "'truncatedRow', " },
+      { file: 'local/simulator/faults.ts', after: 'export const FAULTS = {', insert: "\n  truncatedRow: { stage: 'on-report', does: 'x' }," },
+    ]);
+    assert.deepEqual(incompleteTables(onReport), ['local/simulator/server.ts: REPORT_FAULTS'], shown(onReport));
+  });
+
+  it('a body-signing rule: its entry (meaning, the parameters it signs)', () => {
+    const errors = typeErrors([{ file: 'functions/core/oauth.ts', after: 'export const BODY_SIGNING_RULES = [', insert: "'bodyHash', " }]);
+    assert.deepEqual(incompleteTables(errors), ['functions/core/oauth.ts: BODY_SIGNING'], shown(errors));
+  });
+});
