@@ -4,7 +4,7 @@ import type { Worker } from 'node:worker_threads';
 import type { FromPartWorker, PartDone, PartReject, PartWorkerData, ToPartWorker } from './part-worker.js';
 import { isUtf8Name } from './csv-records.js';
 import type { ReportDefinition } from './report-definition.js';
-import { scriptBeside, startWorkerScript } from './worker-script.js';
+import { scriptBeside, startWorkerScript } from '../runtime/worker-script.js';
 
 /**
  * One CSV file converted on two threads: the converter parses the first part itself while a worker
