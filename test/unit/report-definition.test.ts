@@ -96,7 +96,7 @@ describe('the fixture catalog (test/fixtures/reports/)', () => {
 
 describe('definition errors name the file, the report and the field', () => {
   it('a bad column type', () => {
-    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp or date');
+    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp, date or boolean');
   });
 
   it('a missing reportIdentifier', () => {
