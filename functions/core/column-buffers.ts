@@ -35,7 +35,14 @@ export interface Utf8Values {
   count: number;
   defined: Uint8Array | null;
 }
-export type ChunkValues = Int64Values | Int32Values | Utf8Values;
+/** boolean values, one byte each (1 true, 0 false): bit-packed when a page is written. */
+export interface BoolValues {
+  kind: 'bool';
+  values: Uint8Array;
+  count: number;
+  defined: Uint8Array | null;
+}
+export type ChunkValues = Int64Values | Int32Values | Utf8Values | BoolValues;
 
 /** A dictionary, each non-null value's index into it, and the rows' definition levels. */
 export interface Dictionary {
@@ -244,6 +251,36 @@ export class Int32Buffer extends NullableBuffer implements ColumnBuffer {
   }
 }
 
+/** boolean columns: PLAIN (bit-packed) BOOLEAN, never a dictionary (Parquet has none for BOOLEAN). */
+export class BoolBuffer extends NullableBuffer implements ColumnBuffer {
+  private data: Uint8Array = new Uint8Array(4096);
+
+  append(part: WireColumn): void {
+    if (part.kind !== 'bool') throw new Error('batch columns out of order');
+    const n = part.values.length;
+    this.data = grownU8(this.data, this.count + n);
+    const nulls = part.nulls;
+    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
+    if (!this.nullable || !nulls) {
+      this.data.set(part.values, this.count);
+      this.count += n;
+      if (this.nullable) this.defined.fill(1, this.rows, this.rows + n);
+      this.rows += n;
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const present = nulls[i] === 1 ? 0 : 1;
+      this.defined[this.rows + i] = present;
+      if (present) this.data[this.count++] = part.values[i]!;
+    }
+    this.rows += n;
+  }
+
+  plan(): ChunkPlan {
+    return { values: { kind: 'bool', values: this.data.subarray(0, this.count), count: this.count, defined: this.definedLevels() } };
+  }
+}
+
 /* ------------------------------------------------------------------ strings */
 
 /** Distinct values among a text chunk's first SAMPLE that make a dictionary worth building: at most half (or fewer than 16 values). */
@@ -442,8 +479,14 @@ function textDictionary(values: Utf8Values): { dictionary: Dictionary } | undefi
 /* ------------------------------------------------------------------ statistics */
 
 /** min/max of the non-null values (all of them, or a dictionary's entries), as hyparquet-writer's footer takes them. */
-export function minMax(values: ChunkValues): { min_value?: number | bigint | Uint8Array; max_value?: number | bigint | Uint8Array } {
+export function minMax(values: ChunkValues): { min_value?: number | bigint | boolean | Uint8Array; max_value?: number | bigint | boolean | Uint8Array } {
   if (values.count === 0) return {};
+  if (values.kind === 'bool') {
+    // false < true, as Parquet orders BOOLEAN
+    let trues = 0;
+    for (let k = 0; k < values.count; k++) trues += values.values[k]!;
+    return { min_value: trues === values.count, max_value: trues > 0 };
+  }
   if (values.kind === 'int32') {
     let min = values.values[0]!;
     let max = min;

@@ -1,4 +1,5 @@
-import { compilePattern, parseDate, parseTimestamp, PATTERN_HELP } from './value-parsers.js';
+import { COLUMN_KINDS, type ColumnKind } from './report-definition.js';
+import { BOOLEAN_TOKENS, compilePattern, parseDate, parseTimestamp, PATTERN_HELP } from './value-parsers.js';
 
 /**
  * Guessing a column's type from sample values. The rule throughout: when in doubt, string. A string
@@ -112,6 +113,77 @@ function compactDate(values: readonly string[]): boolean {
   return values.every((v) => /^\d{8}$/.test(v) && Number(v.slice(0, 4)) >= COMPACT_YEARS[0] && Number(v.slice(0, 4)) <= COMPACT_YEARS[1]) && fitsAll(values, COMPACT_DATE);
 }
 
+/** The words among the boolean tokens: a column of only 0 and 1 is a number until a word says otherwise. */
+const BOOLEAN_WORDS = new Set([...BOOLEAN_TOKENS.true, ...BOOLEAN_TOKENS.false].filter((t) => !/^\d+$/.test(t)));
+const BOOLEAN_ANY = new Set([...BOOLEAN_TOKENS.true, ...BOOLEAN_TOKENS.false]);
+
+/**
+ * boolean when every value is one of the default tokens (true/false, 1/0, yes/no, in any case) and at least one
+ * is a word: "true", "No". A column of only 0 and 1 is not proposed boolean (an id or a count may hold only
+ * those in a sample); it stays bigint, with a note.
+ */
+function booleanGuess(values: readonly string[]): Proposal | undefined {
+  const lower = values.map((v) => v.toLowerCase());
+  if (!lower.every((v) => BOOLEAN_ANY.has(v)) || !lower.some((v) => BOOLEAN_WORDS.has(v))) return undefined;
+  return { type: 'boolean', notes: [`every value is a boolean token such as ${example(values[0]!)}: proposed boolean (true/1/yes, false/0/no, any case)`] };
+}
+
+/** What one kind proposes for a column's non-empty sample values, or undefined when they do not fit it. */
+type Proposal = { type: string; pattern?: string; notes: string[] };
+
+/**
+ * Per kind, whether and how `reports infer-schema` proposes it; tried by `rank`, the first that fits wins.
+ * bigint's entry reads numbers (numericType): it proposes bigint, a decimal, or string for numbers that must
+ * not be numbers (leading zeros, beyond 64 bits), so decimal has no reading of its own. string takes
+ * whatever nothing else did.
+ */
+const PROPOSALS = {
+  boolean: { rank: 0, propose: booleanGuess },
+  date: {
+    rank: 1,
+    propose: (present) => {
+      if (compactDate(present)) {
+        return { type: 'date', pattern: COMPACT_DATE, notes: [`every value is an eight-digit date such as ${example(present[0]!)}: proposed date ${COMPACT_DATE}; make it bigint if it is a number`] };
+      }
+      const match = matchPattern(present, DATE_PATTERNS);
+      return match && { type: 'date', pattern: match.pattern, notes: match.note ? [match.note] : [] };
+    },
+  },
+  bigint: {
+    rank: 2,
+    propose: (present) => {
+      const numeric = numericType(present);
+      if (numeric?.type === 'bigint' && present.every((v) => v === '0' || v === '1')) {
+        numeric.notes.push('only 0 and 1 seen: if it is a flag, make it boolean');
+      }
+      return numeric;
+    },
+  },
+  decimal: { rank: 2, propose: () => undefined },
+  timestamp: {
+    rank: 3,
+    propose: (present) => {
+      const match = matchPattern(present, TIMESTAMP_PATTERNS);
+      return match && { type: 'timestamp', pattern: match.pattern, notes: match.note ? [match.note] : [] };
+    },
+  },
+  string: { rank: 4, propose: (present) => ({ type: 'string', notes: stringNotes(present) }) },
+} satisfies Record<ColumnKind, { rank: number; propose: (present: readonly string[]) => Proposal | undefined }>;
+
+const BY_RANK = [...COLUMN_KINDS].sort((a, b) => PROPOSALS[a].rank - PROPOSALS[b].rank);
+
+/** Why values that fit nothing else are text, when it may surprise. */
+function stringNotes(present: readonly string[]): string[] {
+  const sample = present[0]!;
+  if (present.every((v) => DECIMAL_COMMA.test(v))) {
+    return [`values such as ${example(sample)} use a decimal comma: kept as string (a decimal column reads a decimal point)`];
+  }
+  if (present.every((v) => DATE_LIKE.test(v))) {
+    return [`values such as ${example(sample)} look like dates but fit no supported pattern (or not all of them do): kept as string; if they are dates, set type and pattern by hand (${PATTERN_HELP})`];
+  }
+  return [];
+}
+
 /** The type of one column from its sample values; an empty value makes it nullable. */
 export function inferColumnType(values: readonly string[]): InferredType {
   const present = values.filter((v) => v !== '');
@@ -121,23 +193,9 @@ export function inferColumnType(values: readonly string[]): InferredType {
   if (present.length === 0) {
     return { type: 'string', nullable: true, notes: ['no values in the sample: typed string and nullable; set the type when data shows it'] };
   }
-
-  if (compactDate(present)) {
-    return { type: 'date', pattern: COMPACT_DATE, nullable, notes: [...notes, `every value is an eight-digit date such as ${example(present[0]!)}: proposed date ${COMPACT_DATE}; make it bigint if it is a number`] };
-  }
-  const numeric = numericType(present);
-  if (numeric) return { type: numeric.type, nullable, notes: [...notes, ...numeric.notes] };
-
-  for (const [type, patterns] of [['timestamp', TIMESTAMP_PATTERNS], ['date', DATE_PATTERNS]] as const) {
-    const match = matchPattern(present, patterns);
-    if (match) return { type, pattern: match.pattern, nullable, notes: match.note ? [...notes, match.note] : notes };
-  }
-
-  const sample = present[0]!;
-  if (present.every((v) => DECIMAL_COMMA.test(v))) {
-    notes.push(`values such as ${example(sample)} use a decimal comma: kept as string (a decimal column reads a decimal point)`);
-  } else if (present.every((v) => DATE_LIKE.test(v))) {
-    notes.push(`values such as ${example(sample)} look like dates but fit no supported pattern (or not all of them do): kept as string; if they are dates, set type and pattern by hand (${PATTERN_HELP})`);
+  for (const kind of BY_RANK) {
+    const proposal: Proposal | undefined = PROPOSALS[kind].propose(present);
+    if (proposal) return { type: proposal.type, ...(proposal.pattern === undefined ? {} : { pattern: proposal.pattern }), nullable, notes: [...notes, ...proposal.notes] };
   }
   return { type: 'string', nullable, notes };
 }

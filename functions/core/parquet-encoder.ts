@@ -3,9 +3,9 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
 import { createdBy } from './build-info.js';
-import { Int32Buffer, Int64Buffer, StringBuffer, minMax, type ChunkPlan, type ChunkValues, type ColumnBuffer, type Int64Values } from './column-buffers.js';
+import { BoolBuffer, Int32Buffer, Int64Buffer, StringBuffer, minMax, type ChunkPlan, type ChunkValues, type ColumnBuffer, type Int64Values } from './column-buffers.js';
 import { ByteBuffer, bitWidth, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from './parquet-pages.js';
-import type { ColumnDefinition } from './report-definition.js';
+import type { ColumnDefinition, ColumnKind } from './report-definition.js';
 import type { RowBatch } from './row-group-buffer.js';
 import { parquetSchema } from './table-schema.js';
 
@@ -45,6 +45,19 @@ function usesDelta(column: ColumnDefinition): boolean {
   return column.kind === 'bigint' || column.kind === 'timestamp';
 }
 
+/**
+ * Per kind, the buffer its row group's values gather in (column-buffers.ts). Booleans are PLAIN: bit-packed,
+ * 1 bit a value, which every engine reads on v1 pages (RLE for BOOLEAN data is a v2-page encoding to some).
+ */
+const BUFFERS = {
+  string: (c) => new StringBuffer(c.nullable),
+  date: (c) => new Int32Buffer(c.nullable),
+  bigint: (c) => new Int64Buffer(c.nullable, !usesDelta(c)),
+  decimal: (c) => new Int64Buffer(c.nullable, !usesDelta(c)),
+  timestamp: (c) => new Int64Buffer(c.nullable, !usesDelta(c)),
+  boolean: (c) => new BoolBuffer(c.nullable),
+} satisfies Record<ColumnKind, (column: ColumnDefinition) => ColumnBuffer>;
+
 /** Bytes a string statistic keeps; longer min/max values are truncated and flagged inexact. */
 export const STATS_BYTES = 64;
 
@@ -70,6 +83,17 @@ function writePlain(out: ByteBuffer, values: ChunkValues, from: number, to: numb
   if (values.kind === 'int64') {
     const bytes = new Uint8Array(values.words.buffer, values.words.byteOffset, values.words.byteLength);
     out.copy(bytes, from * 8, to * 8);
+  } else if (values.kind === 'bool') {
+    // bit-packed, least significant bit first; a page's values start at bit 0
+    const bytes = out.ensure((to - from + 7) >> 3);
+    let at = out.pos;
+    for (let k = from; k < to; k += 8) {
+      let b = 0;
+      const end = Math.min(k + 8, to);
+      for (let j = k; j < end; j++) b |= values.values[j]! << (j - k);
+      bytes[at++] = b;
+    }
+    out.pos = at;
   } else if (values.kind === 'int32') {
     if (!LITTLE_ENDIAN) throw new Error('PLAIN INT32 needs a little-endian machine');
     const bytes = new Uint8Array(values.values.buffer, values.values.byteOffset, values.values.byteLength);
@@ -151,7 +175,7 @@ function pageStarts(plan: ChunkPlan, rows: number, pageSize: number): Int32Array
   const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
   const values = plan.values;
   // a fixed size per value, or -1 for strings (their lengths)
-  const fixed = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : -1;
+  const fixed = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : values.kind === 'bool' ? 1 : -1;
   const ends = values?.kind === 'utf8' ? values.ends : null;
   let starts = new Int32Array(16);
   let n = 0;
@@ -305,9 +329,7 @@ export class RowGroupEncoder {
   }
 
   private newBuffers(): ColumnBuffer[] {
-    return this.columns.map((c) =>
-      c.kind === 'string' ? new StringBuffer(c.nullable) : c.kind === 'date' ? new Int32Buffer(c.nullable) : new Int64Buffer(c.nullable, !usesDelta(c)),
-    );
+    return this.columns.map((c) => BUFFERS[c.kind](c));
   }
 
   /**

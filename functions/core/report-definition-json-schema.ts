@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import * as z from 'zod';
-import { columnSchema, reportDefinitionSchema } from './report-definition.js';
+import { COLUMN_SYNTAX, columnSchema, kindsTaking, reportDefinitionSchema } from './report-definition.js';
 
 /**
  * The JSON Schema of a report definition file, generated from the zod validator so the two cannot disagree.
@@ -15,9 +15,9 @@ export function reportDefinitionJsonSchema(): Record<string, unknown> {
     // Draft 7 is what VS Code's and JetBrains' JSON support understand best.
     target: 'draft-07',
     override: (ctx) => {
-      // The one cross-field rule an editor can show while typing: timestamp and date columns need a pattern.
+      // The one cross-field rule an editor can show while typing: the kinds that need a pattern (timestamp, date).
       if (ctx.zodSchema === columnSchema) {
-        ctx.jsonSchema.if = { properties: { type: { enum: ['timestamp', 'date'] } }, required: ['type'] };
+        ctx.jsonSchema.if = { properties: { type: { enum: kindsTaking('pattern').map((k) => COLUMN_SYNTAX[k].written) } }, required: ['type'] };
         ctx.jsonSchema.then = { required: ['pattern'] };
       }
     },

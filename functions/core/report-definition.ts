@@ -15,8 +15,6 @@ const athenaName = z
   .string()
   .regex(/^[a-z][a-z0-9_]*$/, 'must be lower snake_case (a-z, 0-9, _; starting with a letter) for Athena');
 
-const DECIMAL = /^decimal\((\d+),\s*(\d+)\)$/;
-
 /**
  * What `reports infer-schema` writes where a sample CSV cannot tell (the gateway's report id, the time zone).
  * A definition still holding it does not load, so a proposal cannot reach production half filled.
@@ -55,8 +53,70 @@ function fillMePaths(v: unknown, path: Array<string | number> = []): Array<Array
   return [];
 }
 
-/** Column types as docs/architecture.md writes them: string, bigint, decimal(p,s), timestamp, date. */
-export type ColumnKind = 'string' | 'bigint' | 'decimal' | 'timestamp' | 'date';
+/**
+ * The column kinds: the one list of them. Every table keyed by a kind (how a definition spells it, below; how a
+ * value is typed and buffered, row-group-buffer.ts; its Parquet, Glue and DuckDB types and its aggregate,
+ * table-schema.ts; the encoder's column buffer, parquet-encoder.ts; the inferrer, infer-column-type.ts; the
+ * simulator's values, local/simulator/definition-rows.ts) is `satisfies Record<ColumnKind, …>`, so a kind added
+ * here without its entries fails to compile at each of them (test/unit/variant-exhaustiveness.test.ts).
+ */
+export const COLUMN_KINDS = ['string', 'bigint', 'decimal', 'timestamp', 'date', 'boolean'] as const;
+export type ColumnKind = (typeof COLUMN_KINDS)[number];
+
+/** How a definition writes a column of one kind, and which of the column's options the kind takes. */
+interface KindSyntax {
+  /** The whole `type` text (anchored); decimal's groups capture precision and scale. */
+  spelling: RegExp;
+  /** How the help and the JSON Schema write it. */
+  written: string;
+  examples: readonly string[];
+  /** Whether the column needs an input `pattern` (timestamp, date). */
+  pattern: boolean;
+  /** Whether the column may name its true and false tokens (`values`). */
+  values: boolean;
+}
+
+export const COLUMN_SYNTAX = {
+  string: { spelling: /^string$/, written: 'string', examples: ['string'], pattern: false, values: false },
+  bigint: { spelling: /^bigint$/, written: 'bigint', examples: ['bigint'], pattern: false, values: false },
+  decimal: { spelling: /^decimal\((\d+),\s*(\d+)\)$/, written: 'decimal(p,s)', examples: ['decimal(18,2)'], pattern: false, values: false },
+  timestamp: { spelling: /^timestamp$/, written: 'timestamp', examples: ['timestamp'], pattern: true, values: false },
+  date: { spelling: /^date$/, written: 'date', examples: ['date'], pattern: true, values: false },
+  boolean: { spelling: /^boolean$/, written: 'boolean', examples: ['boolean'], pattern: false, values: true },
+} as const satisfies Record<ColumnKind, KindSyntax>;
+
+/** The kind a definition's `type` text spells, or undefined. */
+export const kindOfType = (type: string): ColumnKind | undefined => COLUMN_KINDS.find((k) => COLUMN_SYNTAX[k].spelling.test(type));
+
+/** The kinds that take an option, for messages and the JSON Schema. */
+export const kindsTaking = (option: 'pattern' | 'values'): ColumnKind[] => COLUMN_KINDS.filter((k) => COLUMN_SYNTAX[k][option]);
+
+const TYPE_SPELLING = new RegExp(`^(${COLUMN_KINDS.map((k) => COLUMN_SYNTAX[k].spelling.source.slice(1, -1)).join('|')})$`);
+const typesWritten = COLUMN_KINDS.map((k) => COLUMN_SYNTAX[k].written);
+const list = (words: readonly string[], last: 'or' | 'and') => (words.length > 1 ? `${words.slice(0, -1).join(', ')} ${last} ${words.at(-1)}` : words.join(''));
+const or = (words: readonly string[]) => list(words, 'or');
+const and = (words: readonly string[]) => list(words, 'and');
+
+/**
+ * A boolean column's tokens (`values`), compared without regard to case. Without it a boolean column reads
+ * BOOLEAN_TOKENS (value-parsers.ts): true/false, 1/0, yes/no.
+ */
+const booleanValuesSchema = z
+  .object({
+    true: z.array(z.string().min(1, 'an empty value is a null (or a rejected row), never a token')).min(1).describe('The texts that mean true'),
+    false: z.array(z.string().min(1, 'an empty value is a null (or a rejected row), never a token')).min(1).describe('The texts that mean false'),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    const trues = new Set(v.true.map((t) => t.toLowerCase()));
+    v.false.forEach((t, i) => {
+      if (trues.has(t.toLowerCase())) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(t)} is listed as true and as false (tokens are compared without regard to case)`, path: ['false', i] });
+    });
+  })
+  .meta({
+    description: 'For a boolean column: the texts that mean true and false, compared without regard to case (default: true/1/yes and false/0/no)',
+    examples: [{ true: ['Y'], false: ['N'] }],
+  });
 
 export const columnSchema = z
   .object({
@@ -64,11 +124,11 @@ export const columnSchema = z
     name: athenaName.describe('The Athena/Parquet column name'),
     type: z
       .string()
-      .regex(/^(string|bigint|timestamp|date|decimal\(\d+,\s*\d+\))$/, 'must be string, bigint, decimal(p,s), timestamp or date')
+      .regex(TYPE_SPELLING, `must be ${or(typesWritten)}`)
       // examples feed editor completion through the generated JSON Schema.
       .meta({
-        description: 'string | bigint | decimal(p,s) | timestamp | date',
-        examples: ['string', 'bigint', 'decimal(18,2)', 'timestamp', 'date'],
+        description: typesWritten.join(' | '),
+        examples: COLUMN_KINDS.flatMap((k) => COLUMN_SYNTAX[k].examples),
       }),
     pattern: z
       .string()
@@ -77,26 +137,31 @@ export const columnSchema = z
         description: `Input pattern for timestamp and date columns; ${PATTERN_HELP}`,
         examples: ['yyyy-MM-dd HH:mm:ss', 'dd.MM.yyyy HH:mm', "yyyy-MM-dd'T'HH:mm:ss.SSS", 'yyyy-MM-dd', 'dd.MM.yyyy', 'dd/MM/yyyy', 'MM/dd/yyyy', 'yyyyMMdd'],
       }),
+    values: booleanValuesSchema.optional(),
     nullable: z.boolean().default(false).describe('Whether an empty value is a null (true) or a rejected row (false)'),
     description: z.string().optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
-    const dec = DECIMAL.exec(c.type);
+    const kind = kindOfType(c.type);
+    if (!kind) return; // the regex spoke
+    const dec = COLUMN_SYNTAX.decimal.spelling.exec(c.type);
     if (dec) {
       const [p, s] = [Number(dec[1]), Number(dec[2])];
       if (p < 1 || p > 18) ctx.addIssue({ code: 'custom', message: 'decimal precision must be 1 to 18 (INT64-backed)', path: ['type'] });
       if (s > p) ctx.addIssue({ code: 'custom', message: 'decimal scale must not exceed precision', path: ['type'] });
     }
-    const kind = c.type === 'timestamp' || c.type === 'date' ? c.type : null;
-    if (kind && !c.pattern) ctx.addIssue({ code: 'custom', message: `a ${c.type} column needs an input pattern; ${PATTERN_HELP}`, path: ['pattern'] });
-    const problem = kind && c.pattern ? patternProblem(c.pattern, kind) : null;
+    const timeKind = kind === 'timestamp' || kind === 'date' ? kind : null;
+    if (COLUMN_SYNTAX[kind].pattern && !c.pattern) ctx.addIssue({ code: 'custom', message: `a ${c.type} column needs an input pattern; ${PATTERN_HELP}`, path: ['pattern'] });
+    const problem = timeKind && c.pattern ? patternProblem(c.pattern, timeKind) : null;
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['pattern'] });
-    if (!kind && c.pattern) ctx.addIssue({ code: 'custom', message: 'only timestamp and date columns take a pattern', path: ['pattern'] });
+    if (!COLUMN_SYNTAX[kind].pattern && c.pattern) ctx.addIssue({ code: 'custom', message: `only ${and(kindsTaking('pattern'))} columns take a pattern`, path: ['pattern'] });
+    if (!COLUMN_SYNTAX[kind].values && c.values) ctx.addIssue({ code: 'custom', message: `only ${and(kindsTaking('values'))} columns take values`, path: ['values'] });
   })
   .transform((c) => {
-    const dec = DECIMAL.exec(c.type);
-    const kind = (dec ? 'decimal' : c.type) as ColumnKind;
+    const dec = COLUMN_SYNTAX.decimal.spelling.exec(c.type);
+    // The regex above admits only spellings of a kind.
+    const kind = kindOfType(c.type)!;
     return { ...c, kind, precision: dec ? Number(dec[1]) : undefined, scale: dec ? Number(dec[2]) : undefined };
   });
 

@@ -1,14 +1,17 @@
-import type { ColumnDefinition } from './report-definition.js';
+import type { ColumnDefinition, ColumnKind } from './report-definition.js';
 import {
   NEEDS_BIGINT,
+  compileBooleanTokens,
   compilePattern,
   failureReason,
+  parseBoolean,
   parseDate,
   parseDecimal,
   parseInt64,
   parseSafeDecimal,
   parseSafeInteger,
   parseTimestamp,
+  type BooleanTokens,
   type CompiledPattern,
 } from './value-parsers.js';
 
@@ -51,7 +54,9 @@ export type WireColumn =
   | { kind: 'utf8'; bytes: Uint8Array; lengths: Int32Array }
   | { kind: 'dict'; values: string[]; codes: Int32Array }
   | { kind: 'int64'; values: BigInt64Array; nulls?: Uint8Array }
-  | { kind: 'int32'; values: Int32Array; nulls?: Uint8Array };
+  | { kind: 'int32'; values: Int32Array; nulls?: Uint8Array }
+  /** One byte a row: 1 true, 0 false (or null, per `nulls`). */
+  | { kind: 'bool'; values: Uint8Array; nulls?: Uint8Array };
 
 /** A batch of typed rows: what crosses to the encoder (structured-clone safe; copied, not transferred). */
 export interface RowBatch {
@@ -70,10 +75,21 @@ const BIGINT = 1;
 const DECIMAL = 2;
 const TIMESTAMP = 3;
 const DATE = 4;
-const KIND_CODES = { string: STRING, bigint: BIGINT, decimal: DECIMAL, timestamp: TIMESTAMP, date: DATE } as const;
+const BOOLEAN = 5;
 
-/** Bytes a value adds to a row group's estimate: fixed width, or a string's length + Parquet's 4-byte length prefix. */
-const FIXED_BYTES = [4, 8, 8, 8, 4];
+/**
+ * Per kind: its code in the typing loop, and the bytes a value adds to a row group's estimate (fixed width;
+ * a string adds its length + Parquet's 4-byte length prefix as it comes; a boolean one byte, rounding its bit up).
+ */
+const KINDS = {
+  string: { code: STRING, bytes: 0 },
+  bigint: { code: BIGINT, bytes: 8 },
+  decimal: { code: DECIMAL, bytes: 8 },
+  timestamp: { code: TIMESTAMP, bytes: 8 },
+  date: { code: DATE, bytes: 4 },
+  boolean: { code: BOOLEAN, bytes: 1 },
+} as const satisfies Record<ColumnKind, { code: number; bytes: number }>;
+type KindCode = (typeof KINDS)[ColumnKind]['code'];
 
 export const BATCH_ROWS = 4096;
 /** Distinct values a string column may show in one batch and still cross as a dictionary. */
@@ -105,6 +121,7 @@ export class RowBatchBuilder {
   private readonly precision: Int32Array;
   private readonly scale: Int32Array;
   private readonly patterns: Array<CompiledPattern | null>;
+  private readonly booleans: Array<BooleanTokens | null>;
   /** Columns typed in the first pass (everything but strings) and appended in the second (strings). */
   private readonly typedCols: Int32Array;
   private readonly stringCols: Int32Array;
@@ -130,18 +147,20 @@ export class RowBatchBuilder {
   private lo: Uint32Array[] = [];
   private hi: Int32Array[] = [];
   private i32: Int32Array[] = [];
+  private u8: Uint8Array[] = [];
   private nulls: Uint8Array[] = [];
 
   constructor(columns: readonly ColumnDefinition[]) {
     this.n = columns.length;
-    this.kinds = Int8Array.from(columns, (c) => KIND_CODES[c.kind]);
+    this.kinds = Int8Array.from(columns, (c) => KINDS[c.kind].code);
     this.nullable = Uint8Array.from(columns, (c) => (c.nullable ? 1 : 0));
     this.precision = Int32Array.from(columns, (c) => c.precision ?? 0);
     this.scale = Int32Array.from(columns, (c) => c.scale ?? 0);
     this.patterns = columns.map((c) => (c.kind === 'timestamp' || c.kind === 'date' ? compilePattern(c.pattern ?? '', c.kind) : null));
+    this.booleans = columns.map((c) => (c.kind === 'boolean' ? compileBooleanTokens(c.values) : null));
     this.typedCols = Int32Array.from(columns.flatMap((c, i) => (c.kind === 'string' ? [] : [i])));
     this.stringCols = Int32Array.from(columns.flatMap((c, i) => (c.kind === 'string' ? [i] : [])));
-    this.fixedRowBytes = columns.reduce((sum, c) => sum + (c.kind === 'string' ? 0 : FIXED_BYTES[KIND_CODES[c.kind]]!), 0);
+    this.fixedRowBytes = columns.reduce((sum, c) => sum + KINDS[c.kind].bytes, 0);
     this.lastText = columns.map(() => '');
     this.lastValue = new Float64Array(columns.length);
     this.dictMode = Uint8Array.from(columns, (c) => (c.kind === 'string' ? 1 : 0));
@@ -171,7 +190,8 @@ export class RowBatchBuilder {
         this.nulls[c]![row] = 1;
         continue;
       }
-      switch (this.kinds[c]) {
+      const code = this.kinds[c] as KindCode;
+      switch (code) {
         case BIGINT: {
           const v = parseSafeInteger(text);
           if (v === NEEDS_BIGINT) {
@@ -210,7 +230,7 @@ export class RowBatchBuilder {
           this.setInt64(c, row, v);
           break;
         }
-        default: {
+        case DATE: {
           let v: number;
           if (text === this.lastText[c]) v = this.lastValue[c]!;
           else {
@@ -220,6 +240,19 @@ export class RowBatchBuilder {
             this.lastValue[c] = v;
           }
           this.i32[c]![row] = v;
+          break;
+        }
+        case BOOLEAN: {
+          const v = parseBoolean(text, this.booleans[c]!);
+          if (v !== v) return { column: c, reason: failureReason() };
+          this.u8[c]![row] = v;
+          break;
+        }
+        case STRING:
+          break; // not in typedCols: appended below
+        default: {
+          const unhandled: never = code;
+          throw new Error(`no typing for kind code ${String(unhandled)}`);
         }
       }
       if (this.nullable[c] === 1) this.nulls[c]![row] = 0;
@@ -348,14 +381,32 @@ export class RowBatchBuilder {
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
       const nulls = this.nullable[c] && kind !== STRING ? cut(this.nulls[c]!) : undefined;
-      if (kind === STRING && this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: cut(this.lengths[c]!) });
-      else if (kind === STRING) {
-        const used = this.utf8Used[c]!;
-        const bytes = copiedNow ? this.utf8[c]!.subarray(0, used) : this.utf8[c]!.slice(0, used);
-        columns.push({ kind: 'utf8', bytes, lengths: cut(this.lengths[c]!) });
+      const code = kind as KindCode;
+      switch (code) {
+        case STRING:
+          if (this.dictMode[c] === 1) columns.push({ kind: 'dict', values: this.dictValues[c]!, codes: cut(this.lengths[c]!) });
+          else {
+            const used = this.utf8Used[c]!;
+            const bytes = copiedNow ? this.utf8[c]!.subarray(0, used) : this.utf8[c]!.slice(0, used);
+            columns.push({ kind: 'utf8', bytes, lengths: cut(this.lengths[c]!) });
+          }
+          break;
+        case DATE:
+          columns.push({ kind: 'int32', values: cut(this.i32[c]!), ...(nulls ? { nulls } : {}) });
+          break;
+        case BOOLEAN:
+          columns.push({ kind: 'bool', values: cut(this.u8[c]!), ...(nulls ? { nulls } : {}) });
+          break;
+        case BIGINT:
+        case DECIMAL:
+        case TIMESTAMP:
+          columns.push({ kind: 'int64', values: cut(this.i64[c]!), ...(nulls ? { nulls } : {}) });
+          break;
+        default: {
+          const unhandled: never = code;
+          throw new Error(`no wire form for kind code ${String(unhandled)}`);
+        }
       }
-      else if (kind === DATE) columns.push({ kind: 'int32', values: cut(this.i32[c]!), ...(nulls ? { nulls } : {}) });
-      else columns.push({ kind: 'int64', values: cut(this.i64[c]!), ...(nulls ? { nulls } : {}) });
     }
     this.rows = 0;
     this.text = 0;
@@ -381,6 +432,7 @@ export class RowBatchBuilder {
       this.lo.push(i64.length ? new Uint32Array(i64.buffer) : EMPTY_U32);
       this.hi.push(i64.length ? new Int32Array(i64.buffer) : EMPTY_I32);
       this.i32.push(kind === DATE ? new Int32Array(cap) : EMPTY_I32);
+      this.u8.push(kind === BOOLEAN ? new Uint8Array(cap) : EMPTY_U8);
       this.nulls.push(this.nullable[c] && kind !== STRING ? new Uint8Array(cap) : EMPTY_U8);
     }
   }

@@ -6,7 +6,7 @@ import type { ColumnDefinition, ColumnKind } from './report-definition.js';
  *  1. the Parquet schema hyparquet-writer writes into every file's footer,
  *  2. the Glue table's columns (Athena type strings),
  *  3. the local DuckDB view over the same files.
- * Each use maps one column definition through one switch here; no other file spells a type. A fourth reads
+ * Each use maps one column definition through one table keyed by its kind here (COLUMN_TYPES); no other file spells a type. A fourth reads
  * them back: the aggregates `reports status` runs through Athena to decode every column (valueAggregates).
  * test/unit/table-schema.test.ts writes a file of every type and proves the three agree.
  */
@@ -15,86 +15,69 @@ import type { ColumnDefinition, ColumnKind } from './report-definition.js';
  * The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. Declared here only:
  * the key layout (s3-keys.ts) names its partition directories after it, the Glue table and the DuckDB view declare
  * it, and a data column may not take its name (athena-names.ts). Its type is a column kind, so the column
- * switches type it (duckdbType).
+ * table types it (duckdbType).
  */
 export const PARTITION_KEYS = [{ name: 'dt', type: 'string' }] as const satisfies ReadonlyArray<{ name: string; type: ColumnKind }>;
 export const PARTITION_KEY = PARTITION_KEYS[0].name;
 
-/** The Athena (Glue) type of a column: string, bigint, decimal(p,s), timestamp, date. */
-export function athenaType(column: ColumnDefinition): string {
-  switch (column.kind) {
-    case 'string':
-      return 'string';
-    case 'bigint':
-      return 'bigint';
-    case 'decimal':
-      return `decimal(${decimalOf(column).precision},${decimalOf(column).scale})`;
-    case 'timestamp':
-      return 'timestamp';
-    case 'date':
-      return 'date';
+type Decimal = { precision: number; scale: number };
+
+/**
+ * Per kind, its types in the three uses: the Athena (Glue) type, the DuckDB type that reads what the Parquet
+ * schema writes and matches the Athena type, and the Parquet schema element (physical type, logical and
+ * converted types, set explicitly as docs/architecture.md "Parquet" lists them; docs/parquet.md has the
+ * compatibility table). `d` is the column's precision and scale (decimalOf: only decimal reads it).
+ */
+const COLUMN_TYPES = {
+  string: { athena: () => 'string', duckdb: () => 'VARCHAR', parquet: () => ({ type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } }) },
+  bigint: { athena: () => 'bigint', duckdb: () => 'BIGINT', parquet: () => ({ type: 'INT64' }) },
+  decimal: {
+    athena: (d) => `decimal(${d().precision},${d().scale})`,
+    duckdb: (d) => `DECIMAL(${d().precision},${d().scale})`,
+    // INT64-backed: the definition validator caps precision at 18, the most digits an int64 holds.
+    parquet: (d) => {
+      const { precision, scale } = d();
+      return { type: 'INT64', converted_type: 'DECIMAL', precision, scale, logical_type: { type: 'DECIMAL', precision, scale } };
+    },
+  },
+  timestamp: {
+    athena: () => 'timestamp',
+    // TIMESTAMP (without time zone): the gateway's wall clock, as Parquet's isAdjustedToUTC=false says.
+    duckdb: () => 'TIMESTAMP',
+    // Both annotations, as LogicalTypes.md asks of writers: readers that know only converted types
+    // (older parquet-java, Hive, Redshift Spectrum) need TIMESTAMP_MILLIS to see a timestamp at all.
+    // Readers that know logical types take isAdjustedToUTC=false from it: the gateway's wall clock.
+    parquet: () => ({ type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' } }),
+  },
+  date: { athena: () => 'date', duckdb: () => 'DATE', parquet: () => ({ type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } }) },
+  // BOOLEAN is a physical type with no annotation: every engine reads it as its boolean.
+  boolean: { athena: () => 'boolean', duckdb: () => 'BOOLEAN', parquet: () => ({ type: 'BOOLEAN' }) },
+} satisfies Record<
+  ColumnKind,
+  {
+    athena: (d: () => Decimal) => string;
+    duckdb: (d: () => Decimal) => string;
+    parquet: (d: () => Decimal) => Omit<SchemaElement, 'name' | 'repetition_type'>;
   }
+>;
+
+/** The Athena (Glue) type of a column: string, bigint, decimal(p,s), timestamp, date, boolean. */
+export function athenaType(column: ColumnDefinition): string {
+  return COLUMN_TYPES[column.kind].athena(() => decimalOf(column));
 }
 
 /** The DuckDB type that reads what the Parquet schema writes and matches the Athena type. */
 export function duckdbType(column: Pick<ColumnDefinition, 'kind' | 'precision' | 'scale'>): string {
-  switch (column.kind) {
-    case 'string':
-      return 'VARCHAR';
-    case 'bigint':
-      return 'BIGINT';
-    case 'decimal':
-      return `DECIMAL(${decimalOf(column).precision},${decimalOf(column).scale})`;
-    case 'timestamp':
-      // TIMESTAMP (without time zone): the gateway's wall clock, as Parquet's isAdjustedToUTC=false says.
-      return 'TIMESTAMP';
-    case 'date':
-      return 'DATE';
-  }
+  return COLUMN_TYPES[column.kind].duckdb(() => decimalOf(column));
 }
 
-/** A partition key's DuckDB type, by the same switch as a column's. */
+/** A partition key's DuckDB type, by the same table as a column's. */
 export const partitionKeyDuckdbType = (key: (typeof PARTITION_KEYS)[number]): string => duckdbType({ kind: key.type, precision: undefined, scale: undefined });
 
-/**
- * The Parquet schema element of a column. Logical and converted types are set explicitly, as docs/architecture.md
- * "Parquet" lists them (docs/parquet.md has the compatibility table).
- */
+/** The Parquet schema element of a column (COLUMN_TYPES), required unless the column is nullable. */
 export function parquetElement(column: ColumnDefinition): SchemaElement {
   const repetition_type = column.nullable ? 'OPTIONAL' : 'REQUIRED';
-  const name = column.name;
-  switch (column.kind) {
-    case 'string':
-      return { name, repetition_type, type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
-    case 'bigint':
-      return { name, repetition_type, type: 'INT64' };
-    case 'decimal': {
-      // INT64-backed: the definition validator caps precision at 18, the most digits an int64 holds.
-      const { precision, scale } = decimalOf(column);
-      return {
-        name,
-        repetition_type,
-        type: 'INT64',
-        converted_type: 'DECIMAL',
-        precision,
-        scale,
-        logical_type: { type: 'DECIMAL', precision, scale },
-      };
-    }
-    case 'timestamp':
-      // Both annotations, as LogicalTypes.md asks of writers: readers that know only converted types
-      // (older parquet-java, Hive, Redshift Spectrum) need TIMESTAMP_MILLIS to see a timestamp at all.
-      // Readers that know logical types take isAdjustedToUTC=false from it: the gateway's wall clock.
-      return {
-        name,
-        repetition_type,
-        type: 'INT64',
-        converted_type: 'TIMESTAMP_MILLIS',
-        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' },
-      };
-    case 'date':
-      return { name, repetition_type, type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } };
-  }
+  return { name: column.name, repetition_type, ...COLUMN_TYPES[column.kind].parquet(() => decimalOf(column)) };
 }
 
 /**
@@ -163,8 +146,8 @@ export function duckdbViewSql(viewName: string, glob: string, columns: readonly 
   );
 }
 
-/** What an aggregate of valueAggregates computes: `longest` is the longest text, in characters. */
-export type ValueAggregateKind = 'min' | 'max' | 'sum' | 'longest';
+/** What an aggregate of valueAggregates computes: `longest` is the longest text, in characters; `trues` counts true values. */
+export type ValueAggregateKind = 'min' | 'max' | 'sum' | 'longest' | 'trues';
 
 /**
  * Aggregates over one column whose results depend on every value of it, for a query that must decode the
@@ -176,27 +159,31 @@ export type ValueAggregateKind = 'min' | 'max' | 'sum' | 'longest';
  * partition key alone). Valid in Trino (Athena) and DuckDB alike; identifiers double-quoted.
  *  - string: the longest value (`max(length(...))`), not min/max, which would print free text;
  *  - bigint, timestamp, date: min and max (the range of the window's timestamps is what an operator checks);
- *  - decimal: the sum (exact: Trino sums decimal(p,s) as decimal(38,s)).
- * These are every type a definition allows (report-definition.ts); the switch fails to compile when one is added.
+ *  - decimal: the sum (exact: Trino sums decimal(p,s) as decimal(38,s));
+ *  - boolean: how many are true (`count_if`, in Trino and DuckDB; Trino has no min/max over boolean).
+ * One entry per kind a definition allows (report-definition.ts): the table fails to compile when one is added.
  */
-export function valueAggregates(column: ColumnDefinition): Array<{ kind: ValueAggregateKind; sql: string }> {
-  const c = ident(column.name);
-  switch (column.kind) {
-    case 'string':
-      return [{ kind: 'longest', sql: `max(length(${c}))` }];
-    case 'decimal':
-      return [{ kind: 'sum', sql: `sum(${c})` }];
-    case 'bigint':
-    case 'timestamp':
-    case 'date':
-      return [
-        { kind: 'min', sql: `min(${c})` },
-        { kind: 'max', sql: `max(${c})` },
-      ];
-  }
+const VALUE_AGGREGATES = {
+  string: (c) => [{ kind: 'longest', sql: `max(length(${c}))` }],
+  decimal: (c) => [{ kind: 'sum', sql: `sum(${c})` }],
+  bigint: (c) => minAndMax(c),
+  timestamp: (c) => minAndMax(c),
+  date: (c) => minAndMax(c),
+  boolean: (c) => [{ kind: 'trues', sql: `count_if(${c})` }],
+} satisfies Record<ColumnKind, (quoted: string) => Array<{ kind: ValueAggregateKind; sql: string }>>;
+
+function minAndMax(c: string): Array<{ kind: ValueAggregateKind; sql: string }> {
+  return [
+    { kind: 'min', sql: `min(${c})` },
+    { kind: 'max', sql: `max(${c})` },
+  ];
 }
 
-function decimalOf(column: Pick<ColumnDefinition, 'precision' | 'scale'>): { precision: number; scale: number } {
+export function valueAggregates(column: ColumnDefinition): Array<{ kind: ValueAggregateKind; sql: string }> {
+  return VALUE_AGGREGATES[column.kind](ident(column.name));
+}
+
+function decimalOf(column: Pick<ColumnDefinition, 'precision' | 'scale'>): Decimal {
   if (column.precision === undefined || column.scale === undefined) {
     throw new Error('a decimal column without precision and scale: parse it with parseReportDefinition first');
   }

@@ -177,6 +177,37 @@ const TOKENS = ['yyyy', 'SSS', 'MM', 'dd', 'HH', 'mm', 'ss'] as const;
 type Token = (typeof TOKENS)[number];
 const WIDTH: Readonly<Record<Token, number>> = { yyyy: 4, SSS: 3, MM: 2, dd: 2, HH: 2, mm: 2, ss: 2 };
 
+/** A boolean column's tokens without `values` in its definition: compared without regard to case. */
+export const BOOLEAN_TOKENS: Readonly<{ true: readonly string[]; false: readonly string[] }> = {
+  true: ['true', '1', 'yes'],
+  false: ['false', '0', 'no'],
+};
+
+/** A boolean column's tokens, ready to look up: each token as written and in lower case, to 1 (true) or 0 (false). */
+export type BooleanTokens = ReadonlyMap<string, number>;
+
+export function compileBooleanTokens(values: { true: readonly string[]; false: readonly string[] } = BOOLEAN_TOKENS): BooleanTokens {
+  const tokens = new Map<string, number>();
+  for (const [list, v] of [[values.true, 1], [values.false, 0]] as const) {
+    for (const t of list) {
+      tokens.set(t, v);
+      tokens.set(t.toLowerCase(), v);
+    }
+  }
+  return tokens;
+}
+
+/**
+ * A boolean: 1 or 0, or NaN when the text is none of the column's tokens. The text as it comes is looked up
+ * first ("true", "Y"), so only a value in another case pays for a lower-case copy.
+ */
+export function parseBoolean(text: string, tokens: BooleanTokens): number {
+  const v = tokens.get(text) ?? tokens.get(text.toLowerCase());
+  if (v !== undefined) return v;
+  const written = [...new Set([...tokens.keys()].map((t) => t.toLowerCase()))];
+  return fail(`not a boolean: ${show(text)} (the column reads ${written.map((t) => JSON.stringify(t)).join(', ')}, in any case)`);
+}
+
 /** What a column's pattern may hold; the message of every refused pattern ends with it. */
 export const PATTERN_HELP =
   'supported tokens: yyyy (year), MM (month), dd (day), HH (hour 00-23), mm (minute), ss (second), SSS (millisecond, after ss); ' +

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import iconv from 'iconv-lite';
-import type { ColumnDefinition, ReportDefinition } from '../../functions/core/report-definition.js';
-import { compilePattern, formatWithCompiledPattern } from '../../functions/core/value-parsers.js';
+import type { ColumnDefinition, ColumnKind, ReportDefinition } from '../../functions/core/report-definition.js';
+import { BOOLEAN_TOKENS, compilePattern, formatWithCompiledPattern } from '../../functions/core/value-parsers.js';
 import type { LocalDateTime, ReportWindow } from '../../functions/core/window.js';
 import { rowCount, sfc32 } from './transactions.js';
 
@@ -19,7 +19,8 @@ import { rowCount, sfc32 } from './transactions.js';
  * taking its own k-th case (cycling): for text the report's delimiter, double quotes, LF, CR and CRLF,
  * non-ASCII (Cyrillic, «», №, €, when the encoding has them), leading and trailing spaces; for bigint
  * ±2^53+1, 2^63−1 and −2^63; for decimals the largest and smallest values the type holds, negatives and
- * zero; for timestamps the window's first and last instants; empty values in nullable columns.
+ * zero; for timestamps the window's first and last instants; for booleans every token the column reads, in
+ * upper, lower and mixed case; empty values in nullable columns.
  */
 
 type Gen = (rand: () => number, row: number, at: number) => string;
@@ -91,8 +92,7 @@ function decimalPlan(precision: number, scale: number): ColumnPlan {
 /** The pattern's smallest step in ms: 60 000 without seconds, 1 000 without milliseconds, else 1. */
 const stepMs = (p: ReturnType<typeof compilePattern>) => (p.at.ss === -1 ? 60_000 : p.at.SSS === -1 ? 1_000 : 1);
 
-function timePlan(column: ColumnDefinition, window: ReportWindow): ColumnPlan {
-  const kind = column.kind === 'date' ? 'date' : 'timestamp';
+function timePlan(column: ColumnDefinition, window: ReportWindow, kind: 'timestamp' | 'date'): ColumnPlan {
   const p = compilePattern(column.pattern!, kind);
   const step = kind === 'date' ? 86_400_000 : stepMs(p);
   const start = wallMs(window.start);
@@ -103,12 +103,29 @@ function timePlan(column: ColumnDefinition, window: ReportWindow): ColumnPlan {
   return { value: (_rand, _row, at) => format(at), hard: [format(start), format(last)] };
 }
 
+/** A boolean column's tokens (its own `values`, else the defaults), as written and in other cases. */
+function booleanPlan(column: ColumnDefinition): ColumnPlan {
+  const tokens = column.values ?? BOOLEAN_TOKENS;
+  const all = [...tokens.true, ...tokens.false];
+  const mixed = (t: string) => t.charAt(0).toUpperCase() + t.slice(1).toLowerCase();
+  return {
+    value: (rand) => all[Math.floor(rand() * all.length)]!,
+    hard: [...new Set(all.flatMap((t) => [t, t.toUpperCase(), t.toLowerCase(), mixed(t)]))],
+  };
+}
+
+/** Per kind, the simulator's values for a column of it. */
+const PLANS = {
+  string: (_column, report) => textPlan(report.delimiter, report.encoding),
+  bigint: () => bigintPlan(),
+  decimal: (column) => decimalPlan(column.precision!, column.scale!),
+  timestamp: (column, _report, window) => timePlan(column, window, 'timestamp'),
+  date: (column, _report, window) => timePlan(column, window, 'date'),
+  boolean: (column) => booleanPlan(column),
+} satisfies Record<ColumnKind, (column: ColumnDefinition, report: ReportDefinition, window: ReportWindow) => ColumnPlan>;
+
 function planFor(column: ColumnDefinition, report: ReportDefinition, window: ReportWindow): ColumnPlan {
-  const plan =
-    column.kind === 'string' ? textPlan(report.delimiter, report.encoding)
-    : column.kind === 'bigint' ? bigintPlan()
-    : column.kind === 'decimal' ? decimalPlan(column.precision!, column.scale!)
-    : timePlan(column, window);
+  const plan = PLANS[column.kind](column, report, window);
   return column.nullable ? { value: plan.value, hard: [...plan.hard, ''] } : plan;
 }
 

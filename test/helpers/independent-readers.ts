@@ -1,7 +1,7 @@
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm';
-import type { ColumnDefinition } from '../../functions/core/report-definition.js';
+import type { ColumnDefinition, ColumnKind } from '../../functions/core/report-definition.js';
 import type { TestDb } from './duckdb.js';
 
 /**
@@ -15,7 +15,6 @@ import type { TestDb } from './duckdb.js';
  * timestamp as UTC, must not pass for one that reads the file right.
  */
 
-export type ColumnKind = 'string' | 'bigint' | 'decimal' | 'timestamp' | 'date';
 export interface ReadColumn {
   name: string;
   kind: ColumnKind;
@@ -50,8 +49,8 @@ export function expectedTypes(columns: readonly ReadColumn[]): { arrow: Record<s
   const arrow: Record<string, string> = {};
   const polars: Record<string, string> = {};
   for (const c of columns) {
-    arrow[c.name] = { string: 'Utf8', bigint: 'Int64', decimal: `Decimal[${c.precision}e+${c.scale}]`, timestamp: 'Timestamp<MILLISECOND> (no time zone)', date: 'Date32<DAY>' }[c.kind];
-    polars[c.name] = { string: 'String', bigint: 'Int64', decimal: `Decimal(${c.precision},${c.scale})`, timestamp: 'Datetime(ms,)', date: 'Date' }[c.kind];
+    arrow[c.name] = { string: 'Utf8', bigint: 'Int64', decimal: `Decimal[${c.precision}e+${c.scale}]`, timestamp: 'Timestamp<MILLISECOND> (no time zone)', date: 'Date32<DAY>', boolean: 'Bool' }[c.kind];
+    polars[c.name] = { string: 'String', bigint: 'Int64', decimal: `Decimal(${c.precision},${c.scale})`, timestamp: 'Datetime(ms,)', date: 'Date', boolean: 'Bool' }[c.kind];
   }
   return { arrow, polars };
 }
@@ -104,6 +103,8 @@ function arrowCanonical(c: ReadColumn, v: unknown): string {
       return String(v as number | bigint);
     case 'date':
       return String((v as number) / DAY_MS);
+    case 'boolean':
+      return String(v as boolean);
     case 'decimal': {
       // Decimal128 as four little-endian 32-bit words; an INT64-backed decimal fits the low two.
       const w = v as Uint32Array;
@@ -134,7 +135,7 @@ export function readWithPolars(glob: string, columns: readonly ReadColumn[]): { 
   for (const c of columns) types[c.name] = String(head.getColumn(c.name).dtype).replace(/^DataType\((.*)\)$/, '$1');
   const exprs = columns.map((c) => {
     const col = pl.col(c.name);
-    return { string: col, bigint: col.cast(pl.Utf8), decimal: col.cast(pl.Utf8), timestamp: col.cast(pl.Int64), date: col.cast(pl.Int32) }[c.kind];
+    return { string: col, bigint: col.cast(pl.Utf8), decimal: col.cast(pl.Utf8), timestamp: col.cast(pl.Int64), date: col.cast(pl.Int32), boolean: col.cast(pl.Utf8) }[c.kind];
   });
   const records = scan.select(pl.col(FILE), ...exprs).collectSync().toRecords() as Array<Record<string, unknown>>;
   const files = new Map<string, Canonical[][]>();
@@ -167,6 +168,7 @@ export async function readWithDuckDb(db: TestDb, files: readonly string[], colum
       decimal: `CAST(${col} AS VARCHAR)`,
       timestamp: `CAST(epoch_ms(${col}) AS VARCHAR)`,
       date: `CAST(date_diff('day', DATE '1970-01-01', ${col}) AS VARCHAR)`,
+      boolean: `CAST(${col} AS VARCHAR)`,
     }[c.kind];
     return `${e} AS c${i}`;
   });

@@ -29,6 +29,8 @@ export interface CheckOptions {
 
 const STRING_ENCODINGS = new Set(['PLAIN', 'RLE_DICTIONARY', 'PLAIN_DICTIONARY']);
 const NUMBER_ENCODINGS = new Set(['PLAIN', 'RLE_DICTIONARY', 'PLAIN_DICTIONARY', 'DELTA_BINARY_PACKED']);
+/** Booleans: bit-packed PLAIN, what every engine reads on v1 pages (no dictionary exists for them). */
+const BOOLEAN_ENCODINGS = new Set(['PLAIN']);
 
 export function parseCreatedBy(createdBy: string | undefined): { application: string; version: string; build?: string } | undefined {
   const m = createdBy === undefined ? null : VERSION_PARSER.exec(createdBy);
@@ -58,6 +60,7 @@ export function footerProblems(footer: ParquetFooter, options: CheckOptions = {}
       if (lt?.type !== 'DECIMAL' || c.convertedType !== 'DECIMAL' || lt.precision !== c.precision || lt.scale !== c.scale) problems.push(`${where}: DECIMAL annotations missing or disagreeing`);
     }
     if (c.physicalType === 'BYTE_ARRAY' && (c.convertedType !== 'UTF8' || lt?.type !== 'STRING')) problems.push(`${where}: a string without UTF8 and STRING`);
+    if (c.physicalType === 'BOOLEAN' && (lt || c.convertedType)) problems.push(`${where}: a BOOLEAN with an annotation`);
   }
 
   footer.rowGroups.forEach((group, g) => {
@@ -66,7 +69,7 @@ export function footerProblems(footer: ParquetFooter, options: CheckOptions = {}
     }
     for (const chunk of group.columns) {
       const where = `row group ${g}, column ${chunk.path}`;
-      const allowed = chunk.physicalType === 'BYTE_ARRAY' ? STRING_ENCODINGS : NUMBER_ENCODINGS;
+      const allowed = chunk.physicalType === 'BYTE_ARRAY' ? STRING_ENCODINGS : chunk.physicalType === 'BOOLEAN' ? BOOLEAN_ENCODINGS : NUMBER_ENCODINGS;
       for (const e of chunk.encodings) if (e !== 'RLE' && !allowed.has(e)) problems.push(`${where}: lists encoding ${e}`);
       for (const p of chunk.pages) {
         if (p.type === 'DICTIONARY_PAGE') {

@@ -11,5 +11,6 @@ export function athenaTypeOfParquet(e: SchemaElement): string {
   if (e.type === 'INT64' && logical?.type === 'TIMESTAMP' && logical.unit === 'MILLIS' && !logical.isAdjustedToUTC) return 'timestamp';
   if (e.type === 'INT64' && !logical && !e.converted_type) return 'bigint';
   if (e.type === 'INT32' && logical?.type === 'DATE') return 'date';
+  if (e.type === 'BOOLEAN' && !logical && !e.converted_type) return 'boolean';
   throw new Error(`no Athena type for Parquet element ${JSON.stringify(e)}`);
 }

@@ -9,7 +9,7 @@ import { readReportSources, REPORTS_DIR } from '../../config/reports/index.js';
 import { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { glueColumns } from '../../functions/core/table-schema.js';
-import { compilePattern, parseDate, parseDecimal, parseTimestamp } from '../../functions/core/value-parsers.js';
+import { compileBooleanTokens, compilePattern, parseBoolean, parseDate, parseDecimal, parseTimestamp } from '../../functions/core/value-parsers.js';
 import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
 import { readReportQueries } from '../../lib/catalog.js';
 import { projectPath } from '../../lib/project.js';
@@ -92,6 +92,8 @@ function comparableRow(r: ReportDefinition, row: readonly string[]): Array<strin
         return String(parseTimestamp(text, compilePattern(c.pattern!, 'timestamp')));
       case 'date':
         return String(parseDate(text, compilePattern(c.pattern!, 'date')));
+      case 'boolean':
+        return String(parseBoolean(text, compileBooleanTokens(c.values)) === 1);
     }
   });
 }

@@ -44,6 +44,8 @@ function rowsFor(def: ReportDefinition, n: number): string[][] {
         case 'timestamp':
         case 'date':
           return formatWithPattern(window.start, c.pattern!);
+        case 'boolean':
+          return i % 2 ? 'true' : 'False';
       }
     }),
   );

@@ -44,6 +44,7 @@ const settlements = parseReportDefinition(
       { header: 'Country', name: 'country', type: 'string' },
       { header: 'Memo', name: 'memo', type: 'string', nullable: true },
       { header: 'Value Date', name: 'value_date', type: 'date', pattern: 'yyyy-MM-dd' },
+      { header: 'Disputed', name: 'disputed', type: 'boolean', nullable: true },
     ],
   },
   'acquirer settlements (test fixture)',
@@ -71,6 +72,7 @@ function settlementRows(n: number): string[][] {
       countries[x % countries.length]!,
       x % 11 === 0 ? `chargeback ${x.toString(36)}; "disputed", line\nbreak` : '',
       `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`,
+      x % 11 === 0 ? 'Yes' : x % 13 === 0 ? '' : ['false', 'TRUE', '0', 'no', '1'][x % 5]!,
     ]);
   }
   return rows;
@@ -98,6 +100,7 @@ function statText(bytes: Uint8Array, physicalType: string): string {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (physicalType === 'INT64') return String(view.getBigInt64(0, true));
   if (physicalType === 'INT32') return String(view.getInt32(0, true));
+  if (physicalType === 'BOOLEAN') return String(bytes[0] === 1);
   return Buffer.from(bytes).toString('utf8');
 }
 
@@ -107,7 +110,7 @@ async function groupStats(db: TestDb, file: string, footer: ParquetFooter, colum
   const bounds = footer.rowGroups.slice(0, -1).map((g) => (at += g.numRows));
   const group = bounds.length ? bounds.map((b) => `CAST(file_row_number >= ${b} AS INTEGER)`).join(' + ') : '0';
   const canon = (c: ReadColumn, e: string) =>
-    ({ string: e, bigint: `CAST(${e} AS VARCHAR)`, decimal: `CAST(${e} AS VARCHAR)`, timestamp: `CAST(epoch_ms(${e}) AS VARCHAR)`, date: `CAST(date_diff('day', DATE '1970-01-01', ${e}) AS VARCHAR)` })[c.kind];
+    ({ string: e, bigint: `CAST(${e} AS VARCHAR)`, decimal: `CAST(${e} AS VARCHAR)`, timestamp: `CAST(epoch_ms(${e}) AS VARCHAR)`, date: `CAST(date_diff('day', DATE '1970-01-01', ${e}) AS VARCHAR)`, boolean: `CAST(${e} AS VARCHAR)` })[c.kind];
   const aggs = columns.map((c, i) => `${canon(c, `min("${c.name}")`)} AS min${i}, ${canon(c, `max("${c.name}")`)} AS max${i}, count(*) - count("${c.name}") AS nulls${i}`);
   const rows = await db.query(`SELECT ${group} AS g, ${aggs.join(', ')} FROM read_parquet('${file}', file_row_number = true) GROUP BY ALL ORDER BY g`);
   return rows.map((r) =>

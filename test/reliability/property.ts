@@ -43,9 +43,17 @@ type Delimiter = (typeof DELIMITERS)[number];
 const DELIMITER_NAMES: Record<Delimiter, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'pipe' };
 
 const definitions = new Map<Delimiter, ReportDefinition>(
-  DELIMITERS.map((d) => [d, parseReportDefinition({ ...transactionsJson, delimiter: d, bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: d }, rejects: { maxShare: 1 } }, `property (${JSON.stringify(d)})`)]),
+  DELIMITERS.map((d) => [
+    d,
+    parseReportDefinition(
+      // The sample's columns and a boolean one (the sample has none): every kind is covered.
+      { ...transactionsJson, delimiter: d, bodyTemplate: { ...transactionsJson.bodyTemplate, reportCsvDelimiter: d }, rejects: { maxShare: 1 }, columns: [...transactionsJson.columns, { header: 'Is_test', name: 'is_test', type: 'boolean', nullable: true }] },
+      `property (${JSON.stringify(d)})`,
+    ),
+  ]),
 );
 const columns = definitions.get(',')!.columns;
+const HEADER = [...REPORT_HEADER, 'Is_test'];
 
 /** Text made of the characters CSV writers and readers get wrong, and any other code point. */
 const nasty = fc.constantFrom(',', ';', '\t', '|', '"', '""', '\r', '\n', '\r\n', ' ', '\u0000', '\uFEFF', '\u2028', 'Ж', '€', '«', '𝄞', '🎉', 'e\u0301');
@@ -80,7 +88,11 @@ const timestamp = fc
   .map(([{ y, m, d }, h, mi, s]) => `${pad(y, 4)}-${pad(m)}-${pad(d)} ${pad(h)}:${pad(mi)}:${pad(s)}`);
 const date = calendarDay.map(({ y, m, d }) => `${pad(d)}.${pad(m)}.${pad(y, 4)}`);
 
-const row = fc.tuple(maybeEmpty(text), maybeEmpty(id), maybeEmpty(text), maybeEmpty(timestamp), maybeEmpty(amount), maybeEmpty(text), maybeEmpty(text), text, maybeEmpty(date));
+/** The default boolean tokens in any case (DuckDB's CSV reader takes the same ones). */
+const flag = fc.tuple(fc.constantFrom('true', 'false', '1', '0', 'yes', 'no'), fc.constantFrom('lower', 'upper', 'mixed')).map(([t, c]) =>
+  c === 'lower' ? t : c === 'upper' ? t.toUpperCase() : t.charAt(0).toUpperCase() + t.slice(1),
+);
+const row = fc.tuple(maybeEmpty(text), maybeEmpty(id), maybeEmpty(text), maybeEmpty(timestamp), maybeEmpty(amount), maybeEmpty(text), maybeEmpty(text), text, maybeEmpty(date), maybeEmpty(flag));
 const reportCase = fc.record({ delimiter: fc.constantFrom(...DELIMITERS), rows: fc.array(row, { maxLength: 16 }) });
 type Case = { delimiter: Delimiter; rows: string[][] };
 
@@ -206,8 +218,8 @@ async function readerDivergences(db: TestDb, batch: Converted[]): Promise<Map<nu
 /** The oracle must be able to fail: a value changed after conversion, and a row our side lacks, are both reported. */
 async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
   const good = [
-    ['A, "quoted"', '9007199254740993', 'ORD1', '2026-11-20 10:00:00', '-1.500', 'RUB', 'SALE', 'line\r\nbreak', '20.11.2026'],
-    ['B', '2', 'ORD2', '2026-11-20 11:00:00', '2.000', 'USD', 'REFUND', '', '20.11.2026'],
+    ['A, "quoted"', '9007199254740993', 'ORD1', '2026-11-20 10:00:00', '-1.500', 'RUB', 'SALE', 'line\r\nbreak', '20.11.2026', 'Yes'],
+    ['B', '2', 'ORD2', '2026-11-20 11:00:00', '2.000', 'USD', 'REFUND', '', '20.11.2026', ''],
   ];
   const entries: Converted[] = [];
   for (const [index, [converted, written]] of [
@@ -215,9 +227,9 @@ async function oracleCanSeeDivergence(db: TestDb, dir: string): Promise<void> {
     [good.slice(0, 1), good],
   ].entries()) {
     const out = memorySink();
-    const m = await convertCsvToParquet({ input: once(writeReportCsv(REPORT_HEADER, converted!, { delimiter: ',', encoding: 'UTF-8' })), output: out.sink, report: definitions.get(',')!, encoder: 'inline' });
+    const m = await convertCsvToParquet({ input: once(writeReportCsv(HEADER, converted!, { delimiter: ',', encoding: 'UTF-8' })), output: out.sink, report: definitions.get(',')!, encoder: 'inline' });
     const entry: Converted = { index, csvFile: join(dir, `case-${index}.canary.csv`), parquetFile: join(dir, `case-${index}.canary.parquet`), rowsRead: m.rowsRead, rowsRejected: m.rowsRejected, bytes: out.bytes() };
-    writeFileSync(entry.csvFile, writeReportCsv(REPORT_HEADER, written!, { delimiter: ',', encoding: 'UTF-8' }));
+    writeFileSync(entry.csvFile, writeReportCsv(HEADER, written!, { delimiter: ',', encoding: 'UTF-8' }));
     writeFileSync(entry.parquetFile, out.bytes());
     entries.push(entry);
   }
@@ -248,7 +260,7 @@ describe('reliability: property test, our converter against DuckDB read_csv', ()
         for (const [i, c] of cases.slice(from, from + BATCH).entries()) {
           const index = from + i;
           rows += c.rows.length;
-          const csv = writeReportCsv(REPORT_HEADER, c.rows, { delimiter: c.delimiter, encoding: 'UTF-8' });
+          const csv = writeReportCsv(HEADER, c.rows, { delimiter: c.delimiter, encoding: 'UTF-8' });
           texts.set(index, csv);
           const out = memorySink();
           // Each batch's Parquet files in a directory of their own, which polars reads in one scan.

@@ -347,3 +347,21 @@ describe('any proposal loads once filled', () => {
     );
   });
 });
+
+describe('inferColumnType proposes boolean only when a word says so', () => {
+  it('true/false and yes/no words, in any case, mixed with 1/0 and empties: boolean', () => {
+    assert.deepEqual(inferColumnType(['true', 'FALSE', 'True']).type, 'boolean');
+    assert.deepEqual(inferColumnType(['yes', 'No', '1', '0']).type, 'boolean');
+    const nullable = inferColumnType(['Yes', '', 'no']);
+    assert.equal(nullable.type, 'boolean');
+    assert.equal(nullable.nullable, true);
+  });
+
+  it('only 0 and 1: bigint, with a note that a flag should be boolean; other words: string', () => {
+    const bits = inferColumnType(['0', '1', '1', '0']);
+    assert.equal(bits.type, 'bigint');
+    assert.ok(bits.notes.some((n) => /if it is a flag, make it boolean/.test(n)), bits.notes.join('\n'));
+    assert.equal(inferColumnType(['Y', 'N']).type, 'string');
+    assert.equal(inferColumnType(['true', 'maybe']).type, 'string');
+  });
+});

@@ -96,7 +96,7 @@ describe('the fixture catalog (test/fixtures/reports/)', () => {
 
 describe('definition errors name the file, the report and the field', () => {
   it('a bad column type', () => {
-    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp or date');
+    assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp, date or boolean');
   });
 
   it('a missing reportIdentifier', () => {
@@ -124,6 +124,20 @@ describe('definition errors name the file, the report and the field', () => {
       assert.equal(parseReportDefinition(shipped((d) => (d.columns[3].pattern = pattern)), FILE).columns[3]!.pattern, pattern);
     }
     assertNames(errorOf(shipped((d) => (d.columns[0].pattern = 'yyyy'))), 'columns[0].pattern', 'only timestamp and date');
+  });
+
+  it('a boolean column: its own tokens load, and are refused on other kinds, empty, or both true and false', () => {
+    const withFlag = (values?: unknown) =>
+      shipped((d) => d.columns.push({ header: '3ds', name: 'three_ds', type: 'boolean', nullable: true, ...(values === undefined ? {} : { values }) }));
+    const flag = parseReportDefinition(withFlag({ true: ['Y'], false: ['N'] }), FILE).columns.at(-1)!;
+    assert.equal(flag.kind, 'boolean');
+    assert.deepEqual(flag.values, { true: ['Y'], false: ['N'] });
+    assert.equal(parseReportDefinition(withFlag(), FILE).columns.at(-1)!.values, undefined);
+    assertNames(errorOf(withFlag({ true: ['Y'], false: ['y'] })), 'columns[9].values.false[0]', 'listed as true and as false');
+    assertNames(errorOf(withFlag({ true: [''], false: ['N'] })), 'columns[9].values.true[0]', 'an empty value is a null');
+    assertNames(errorOf(withFlag({ true: ['Y'] })), 'columns[9].values.false', '');
+    assertNames(errorOf(shipped((d) => (d.columns[0].values = { true: ['Y'], false: ['N'] }))), 'columns[0].values', 'only boolean columns take values');
+    assertNames(errorOf(shipped((d) => d.columns.push({ header: 'F', name: 'f', type: 'boolean', pattern: 'yyyy' }))), 'columns[9].pattern', 'only timestamp and date');
   });
 
   it('a duplicate column name, and the partition name dt', () => {

@@ -10,7 +10,7 @@ import { parquetMetadata } from 'hyparquet';
 import { loadCatalog } from '../../config/reports/index.js';
 import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
-import { duckdbType, duckdbViewSql, glueColumns, parquetSchema, PARTITION_KEYS } from '../../functions/core/table-schema.js';
+import { duckdbType, duckdbViewSql, glueColumns, parquetSchema, PARTITION_KEYS, valueAggregates } from '../../functions/core/table-schema.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
 
 /** One column of every type, required and nullable. */
@@ -26,6 +26,8 @@ const columns = [
   { header: 'DN', name: 'd_n', type: 'decimal(18,3)', nullable: true },
   { header: 'TN', name: 't_n', type: 'timestamp', pattern: 'yyyy-MM-dd HH:mm:ss', nullable: true },
   { header: 'DTN', name: 'day_n', type: 'date', pattern: 'dd.MM.yyyy', nullable: true },
+  { header: 'F', name: 'f', type: 'boolean' },
+  { header: 'FN', name: 'f_n', type: 'boolean', nullable: true, values: { true: ['Y'], false: ['N'] } },
 ];
 
 function reportWith(cols: unknown[], extra: Record<string, unknown> = {}): ReportDefinition {
@@ -49,8 +51,8 @@ describe('one schema, three uses', () => {
     file = join(dir, 'every_type', 'dt=2026-11-20', 'w.parquet');
     const csv =
       columns.map((c) => c.header).join(',') +
-      '\r\nx,9007199254740993,-1234.5,12.34,2026-11-20 23:59:59,21.11.2026,y,1,0.001,2026-01-01 00:00:00,01.01.2026' +
-      '\r\nz,-1,0,-0.01,1970-01-01 00:00:00,01.01.1970,,,,,\r\n';
+      '\r\nx,9007199254740993,-1234.5,12.34,2026-11-20 23:59:59,21.11.2026,y,1,0.001,2026-01-01 00:00:00,01.01.2026,Yes,n' +
+      '\r\nz,-1,0,-0.01,1970-01-01 00:00:00,01.01.1970,,,,,,FALSE,\r\n';
     await convertCsvToParquet({ input: Readable.from([Buffer.from(csv)]), output: createWriteStream(file), report, encoder: 'inline' });
     db = await openDuckDb();
   });
@@ -63,7 +65,7 @@ describe('one schema, three uses', () => {
     const byName = Object.fromEntries(glueColumns(report.columns).map((c) => [c.name, c.type]));
     assert.deepEqual(byName, {
       s: 'string', b: 'bigint', d: 'decimal(18,3)', d2: 'decimal(9,2)', t: 'timestamp', day: 'date',
-      s_n: 'string', b_n: 'bigint', d_n: 'decimal(18,3)', t_n: 'timestamp', day_n: 'date',
+      s_n: 'string', b_n: 'bigint', d_n: 'decimal(18,3)', t_n: 'timestamp', day_n: 'date', f: 'boolean', f_n: 'boolean',
     });
     assert.deepEqual(PARTITION_KEYS, [{ name: 'dt', type: 'string' }]);
     const sample = loadCatalog().get('transactions');
@@ -92,6 +94,11 @@ describe('one schema, three uses', () => {
     assert.deepEqual([el('d').type, el('d').logical_type], ['INT64', { type: 'DECIMAL', precision: 18, scale: 3 }]);
     assert.deepEqual([el('t').type, el('t').logical_type], ['INT64', { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' }]);
     assert.deepEqual([el('day').type, el('day').logical_type], ['INT32', { type: 'DATE' }]);
+    assert.deepEqual([el('f').type, el('f').logical_type, el('f').converted_type], ['BOOLEAN', undefined, undefined]);
+    // Statistics: false < true, and the null count.
+    const stats = (n: string) => meta.row_groups[0]!.columns[report.columns.findIndex((c) => c.name === n)]!.meta_data!.statistics!;
+    assert.deepEqual([stats('f').min_value, stats('f').max_value, stats('f').null_count], [false, true, 0n]);
+    assert.deepEqual([stats('f_n').min_value, stats('f_n').max_value, stats('f_n').null_count], [false, false, 1n]);
     assert.equal(el('s_n').repetition_type, 'OPTIONAL');
     assert.equal(Number(meta.num_rows), 2);
   });
@@ -110,12 +117,16 @@ describe('one schema, three uses', () => {
     const rows = await db.query('SELECT * FROM every_type ORDER BY b DESC');
     assert.deepEqual(rows[0], {
       s: 'x', b: 9007199254740993n, d: '-1234.500', d2: '12.34', t: '2026-11-20 23:59:59', day: '2026-11-21',
-      s_n: 'y', b_n: 1n, d_n: '0.001', t_n: '2026-01-01 00:00:00', day_n: '2026-01-01', dt: '2026-11-20',
+      s_n: 'y', b_n: 1n, d_n: '0.001', t_n: '2026-01-01 00:00:00', day_n: '2026-01-01', f: true, f_n: false, dt: '2026-11-20',
     });
     assert.deepEqual(rows[1], {
       s: 'z', b: -1n, d: '0.000', d2: '-0.01', t: '1970-01-01 00:00:00', day: '1970-01-01',
-      s_n: null, b_n: null, d_n: null, t_n: null, day_n: null, dt: '2026-11-20',
+      s_n: null, b_n: null, d_n: null, t_n: null, day_n: null, f: false, f_n: null, dt: '2026-11-20',
     });
+    // `reports status` decodes a boolean by counting its trues (Trino and DuckDB both have count_if).
+    const [aggregate] = valueAggregates(report.columns.find((c) => c.name === 'f')!);
+    assert.deepEqual(aggregate, { kind: 'trues', sql: 'count_if("f")' });
+    assert.deepEqual(await db.query(`SELECT ${aggregate!.sql} AS trues FROM every_type`), [{ trues: 1n }]);
   });
 
   it('quotes identifiers and the glob in the view SQL', () => {

@@ -14,6 +14,8 @@ import {
   parseSafeDecimal,
   parseSafeInteger,
   parseTimestamp,
+  compileBooleanTokens,
+  parseBoolean,
 } from '../../functions/core/value-parsers.js';
 
 const rejects = (value: bigint | number | undefined, why: RegExp) => {
@@ -176,5 +178,16 @@ describe('timestamp and date patterns', () => {
     assert.throws(() => compilePattern('yyyy-MM-dd-dd', 'date'), /twice/);
     assert.throws(() => compilePattern("yyyy-MM-dd'T", 'date'), /unclosed quote/);
     assert.throws(() => compilePattern('yy-MM-dd', 'date'), ConfigurationError);
+  });
+
+  it('reads booleans: true/false, 1/0, yes/no in any case by default, or the column\'s own tokens', () => {
+    const defaults = compileBooleanTokens();
+    for (const t of ['true', 'TRUE', 'True', '1', 'yes', 'YES', 'Yes', 'yEs']) assert.equal(parseBoolean(t, defaults), 1, t);
+    for (const t of ['false', 'FALSE', 'False', '0', 'no', 'NO', 'No']) assert.equal(parseBoolean(t, defaults), 0, t);
+    for (const t of ['t', 'f', 'y', 'n', '2', ' true', 'true ', 'on', '-1']) rejects(parseBoolean(t, defaults), /not a boolean.*"true", "1", "yes", "false", "0", "no"/);
+    const own = compileBooleanTokens({ true: ['Y'], false: ['N'] });
+    assert.equal(parseBoolean('Y', own), 1);
+    assert.equal(parseBoolean('n', own), 0);
+    rejects(parseBoolean('true', own), /not a boolean: "true" \(the column reads "y", "n", in any case\)/);
   });
 });

@@ -26,14 +26,19 @@ const ROOTS = [
   'local/simulator/faults.ts',
   'local/simulator/server.ts',
   'local/cli/check.ts',
+  'functions/core/report-definition.ts',
+  'functions/core/row-group-buffer.ts',
+  'functions/core/parquet-encoder.ts',
+  'functions/core/table-schema.ts',
+  'functions/core/infer-column-type.ts',
+  'local/simulator/definition-rows.ts',
 ];
 
-/** Text inserted right after a marker: after the opening of a list, so the edit holds whatever the list holds. */
-interface Edit {
-  file: string;
-  after: string;
-  insert: string;
-}
+/**
+ * Text inserted right after a marker (after the opening of a list, so the edit holds whatever the list holds),
+ * or text taken out (one member's entry of a table).
+ */
+type Edit = { file: string; after: string; insert: string } | { file: string; remove: string };
 
 interface Found {
   /** "functions/core/signature-methods.ts(78,3)" */
@@ -62,8 +67,9 @@ function typeErrors(edits: readonly Edit[] = []): Found[] {
   for (const e of edits) {
     const file = join(ROOT, e.file);
     const text = edited.get(file) ?? readFileSync(file, 'utf8');
-    assert.ok(text.includes(e.after), `${e.file} no longer holds ${JSON.stringify(e.after)}: update this test's edit`);
-    edited.set(file, text.replace(e.after, `${e.after}${e.insert}`));
+    const marker = 'remove' in e ? e.remove : e.after;
+    assert.ok(text.split(marker).length === 2, `${e.file} does not hold ${JSON.stringify(marker)} exactly once: update this test's edit`);
+    edited.set(file, 'remove' in e ? text.replace(e.remove, '') : text.replace(e.after, `${e.after}${e.insert}`));
   }
   const host = ts.createCompilerHost(parsed.options, true);
   const read = host.getSourceFile.bind(host);
@@ -156,5 +162,58 @@ describe('a variant named in its list without its entries does not compile', { t
   it('a body-signing rule: its entry (meaning, the parameters it signs)', () => {
     const errors = typeErrors([{ file: 'functions/core/oauth.ts', after: 'export const BODY_SIGNING_RULES = [', insert: "'bodyHash', " }]);
     assert.deepEqual(incompleteTables(errors), ['functions/core/oauth.ts: BODY_SIGNING'], shown(errors));
+  });
+
+  it('a column kind: its spelling, typing, buffer, three types, aggregate, inference and simulated values', () => {
+    const errors = typeErrors([{ file: 'functions/core/report-definition.ts', after: 'export const COLUMN_KINDS = [', insert: "'money', " }]);
+    assert.deepEqual(
+      incompleteTables(errors),
+      [
+        'functions/core/infer-column-type.ts: PROPOSALS',
+        'functions/core/parquet-encoder.ts: BUFFERS',
+        'functions/core/report-definition.ts: COLUMN_SYNTAX',
+        'functions/core/row-group-buffer.ts: KINDS',
+        'functions/core/table-schema.ts: COLUMN_TYPES',
+        'functions/core/table-schema.ts: VALUE_AGGREGATES',
+        'local/simulator/definition-rows.ts: PLANS',
+      ],
+      shown(errors),
+    );
+    // Beside the tables, only lookups by kind in the same files (an entry the table lacks, indexed).
+    assert.deepEqual(filesOf(errors), [...new Set(incompleteTables(errors).map((t) => t.replace(/: .*$/, '')))].sort(), shown(errors));
+    assert.ok(errors.every((e) => e.code === 1360 || /money|cannot be used to index|is not assignable to type 'never'/.test(e.message)), shown(errors));
+  });
+
+  /** One line of each table the boolean kind needed: without it, that table alone fails. */
+  const BOOLEAN_ENTRIES = [
+    ['functions/core/report-definition.ts', "  boolean: { spelling: /^boolean$/, written: 'boolean', examples: ['boolean'], pattern: false, values: true },\n", 'COLUMN_SYNTAX'],
+    ['functions/core/row-group-buffer.ts', '  boolean: { code: BOOLEAN, bytes: 1 },\n', 'KINDS'],
+    ['functions/core/parquet-encoder.ts', '  boolean: (c) => new BoolBuffer(c.nullable),\n', 'BUFFERS'],
+    ['functions/core/table-schema.ts', "  boolean: { athena: () => 'boolean', duckdb: () => 'BOOLEAN', parquet: () => ({ type: 'BOOLEAN' }) },\n", 'COLUMN_TYPES'],
+    ['functions/core/table-schema.ts', "  boolean: (c) => [{ kind: 'trues', sql: `count_if(${c})` }],\n", 'VALUE_AGGREGATES'],
+    ['functions/core/infer-column-type.ts', '  boolean: { rank: 0, propose: booleanGuess },\n', 'PROPOSALS'],
+    ['local/simulator/definition-rows.ts', '  boolean: (column) => booleanPlan(column),\n', 'PLANS'],
+  ] as const;
+  for (const [file, remove, table] of BOOLEAN_ENTRIES) {
+    it(`boolean without its ${table} entry (${file}) does not compile there`, () => {
+      const errors = typeErrors([{ file, remove }]);
+      assert.deepEqual(incompleteTables(errors), [`${file}: ${table}`], shown(errors));
+    });
+  }
+
+  it('the typing switch over kind codes: a code without its case reaches the never check', () => {
+    const errors = typeErrors([
+      {
+        file: 'functions/core/row-group-buffer.ts',
+        remove: `        case BOOLEAN: {
+          const v = parseBoolean(text, this.booleans[c]!);
+          if (v !== v) return { column: c, reason: failureReason() };
+          this.u8[c]![row] = v;
+          break;
+        }
+`,
+      },
+    ]);
+    assert.deepEqual(errors.map((e) => [e.where.replace(/\(.*$/, ''), e.line]), [['functions/core/row-group-buffer.ts', 'const unhandled: never = code;']], shown(errors));
   });
 });
