@@ -11,7 +11,7 @@ import { RowTally, type RowTallyResult } from './row-tally.js';
 import { SplitPart, type PartResult, type SplitInput } from './csv-split.js';
 
 /**
- * A report's CSV to one Parquet file (DESIGN.md "parse Lambda"), streaming end to end:
+ * A report's CSV to one Parquet file (docs/architecture.md, "The flow"), streaming end to end:
  * input chunk -> decode -> csv-parse -> header check -> typed batches -> row groups -> Parquet bytes
  * -> output sink, each step waiting for the next, so memory is bounded whatever the file size
  * (a chunk of input, one row group being filled, one being encoded and written).
