@@ -32,9 +32,9 @@ import {
  *   benchmark, docs/benchmarks.md). Handing an array of 4,096 strings to a worker would also cost
  *   ~200 ns a string in structured clone; bytes cost a memcpy, and they are what Parquet stores.
  * - A string column with few distinct values (currency, type, merchant) crosses as a small dictionary
- *   and an Int32Array of codes instead: no joining, no copying, and the encoder gets the same few
- *   string objects back, which it dictionary-encodes at the cost of a Map lookup. A column that shows
- *   more than DICT_LIMIT distinct values in a batch turns into UTF-8 text for the rest of the run.
+ *   and an Int32Array of codes instead: no copying of values, and the encoder merges the batch's few
+ *   values into the chunk's dictionary once per batch. A column that shows more than DICT_LIMIT distinct
+ *   values in a batch turns into UTF-8 text for the rest of the run.
  * - Batches are small (BATCH_ROWS, or ~1 MiB of text), so memory on this side stays flat whatever the
  *   row-group size.
  * - Batches cross to the worker by copy (structured clone, a memcpy per array), never by transfer.
@@ -370,9 +370,9 @@ export class RowBatchBuilder {
 
   /**
    * Hands over the current batch and starts a new one. With `copiedNow` the caller copies the batch
-   * before the next add() (postMessage's structured clone does), so its typed arrays may be views of
-   * the builder's reused buffers; otherwise (the inline encoder keeps batches until the row group
-   * closes) they are copies that the batch owns.
+   * before the next add() (postMessage's structured clone does, and so does the encoder's add(), into its
+   * column buffers: the converter's case), so its typed arrays may be views of the builder's reused
+   * buffers; otherwise they are copies that the batch owns.
    */
   take(copiedNow = false): RowBatch {
     const rows = this.rows;
