@@ -219,18 +219,23 @@ function littleEndianWords(values: BigInt64Array): Int32Array {
   return words;
 }
 
-/** date columns: INT32 days. */
-export class Int32Buffer extends NullableBuffer implements ColumnBuffer {
-  private data: Int32Array = new Int32Array(4096);
+/**
+ * Fixed-width values in one typed array, a null kept only as a definition level: INT32 dates and BOOLEAN.
+ * The two differ in their array, their wire kind and what a chunk plan makes of them.
+ */
+abstract class FixedWidthBuffer<K extends 'int32' | 'bool', A extends Int32Array | Uint8Array> extends NullableBuffer {
+  protected abstract data: A;
+  protected abstract readonly kind: K;
+  protected abstract grown(a: A, need: number): A;
 
   append(part: WireColumn): void {
-    if (part.kind !== 'int32') throw new Error('batch columns out of order');
-    const n = part.values.length;
-    this.data = grownI32(this.data, this.count + n);
-    const nulls = part.nulls;
+    if (part.kind !== this.kind || (part.kind !== 'int32' && part.kind !== 'bool')) throw new Error('batch columns out of order');
+    const { values, nulls } = part;
+    const n = values.length;
+    this.data = this.grown(this.data, this.count + n);
     if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
     if (!this.nullable || !nulls) {
-      this.data.set(part.values, this.count);
+      this.data.set(values, this.count);
       this.count += n;
       if (this.nullable) this.defined.fill(1, this.rows, this.rows + n);
       this.rows += n;
@@ -239,10 +244,17 @@ export class Int32Buffer extends NullableBuffer implements ColumnBuffer {
     for (let i = 0; i < n; i++) {
       const present = nulls[i] === 1 ? 0 : 1;
       this.defined[this.rows + i] = present;
-      if (present) this.data[this.count++] = part.values[i]!;
+      if (present) this.data[this.count++] = values[i]!;
     }
     this.rows += n;
   }
+}
+
+/** date columns: INT32 days. */
+export class Int32Buffer extends FixedWidthBuffer<'int32', Int32Array> implements ColumnBuffer {
+  protected data = new Int32Array(4096);
+  protected readonly kind = 'int32';
+  protected grown = grownI32;
 
   plan(): ChunkPlan {
     const values: Int32Values = { kind: 'int32', values: this.data.subarray(0, this.count), count: this.count, defined: this.definedLevels() };
@@ -252,29 +264,10 @@ export class Int32Buffer extends NullableBuffer implements ColumnBuffer {
 }
 
 /** boolean columns: PLAIN (bit-packed) BOOLEAN, never a dictionary (Parquet has none for BOOLEAN). */
-export class BoolBuffer extends NullableBuffer implements ColumnBuffer {
-  private data: Uint8Array = new Uint8Array(4096);
-
-  append(part: WireColumn): void {
-    if (part.kind !== 'bool') throw new Error('batch columns out of order');
-    const n = part.values.length;
-    this.data = grownU8(this.data, this.count + n);
-    const nulls = part.nulls;
-    if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
-    if (!this.nullable || !nulls) {
-      this.data.set(part.values, this.count);
-      this.count += n;
-      if (this.nullable) this.defined.fill(1, this.rows, this.rows + n);
-      this.rows += n;
-      return;
-    }
-    for (let i = 0; i < n; i++) {
-      const present = nulls[i] === 1 ? 0 : 1;
-      this.defined[this.rows + i] = present;
-      if (present) this.data[this.count++] = part.values[i]!;
-    }
-    this.rows += n;
-  }
+export class BoolBuffer extends FixedWidthBuffer<'bool', Uint8Array> implements ColumnBuffer {
+  protected data = new Uint8Array(4096);
+  protected readonly kind = 'bool';
+  protected grown = grownU8;
 
   plan(): ChunkPlan {
     return { values: { kind: 'bool', values: this.data.subarray(0, this.count), count: this.count, defined: this.definedLevels() } };
