@@ -116,13 +116,14 @@ function mostlyDistinct(count: number, key: (k: number) => number | string): boo
   return seen.size / n > 0.9;
 }
 
-/** A dictionary of numbers when it pays, built with exact keys; `take` copies entry k's value out. */
-function numberDictionary(values: Int64Values | Int32Values, key: (k: number) => number | string): Dictionary | undefined {
-  const count = values.count;
-  if (mostlyDistinct(count, key)) return undefined;
+/**
+ * Each value's entry in a dictionary of the distinct values, in order of first appearance: `indexes[k]` is value
+ * k's entry, `first[i]` where entry i was first seen. Keys compare exactly (numbers, or bytes read as latin1).
+ */
+function indexDistinct(count: number, key: (k: number) => number | string): { indexes: Int32Array; first: number[] } {
   const index = new Map<number | string, number>();
   const indexes = new Int32Array(count);
-  const first: number[] = []; // where each entry was first seen
+  const first: number[] = [];
   for (let k = 0; k < count; k++) {
     const v = key(k);
     let i = index.get(v);
@@ -133,6 +134,14 @@ function numberDictionary(values: Int64Values | Int32Values, key: (k: number) =>
     }
     indexes[k] = i;
   }
+  return { indexes, first };
+}
+
+/** A dictionary of numbers when it pays, built with exact keys; `take` copies entry k's value out. */
+function numberDictionary(values: Int64Values | Int32Values, key: (k: number) => number | string): Dictionary | undefined {
+  const count = values.count;
+  if (mostlyDistinct(count, key)) return undefined;
+  const { indexes, first } = indexDistinct(count, key);
   const width = values.kind === 'int64' ? 8 : 4;
   if (!halves(first.length * width, first.length, count * width, count)) return undefined;
   let entries: ChunkValues;
@@ -448,21 +457,10 @@ function textDictionary(values: Utf8Values): { dictionary: Dictionary } | undefi
   const seen = new Set<string>();
   for (let k = 0; k < sampled; k++) seen.add(key(k));
   if (!(sampled < 16 || seen.size <= sampled / 2)) return undefined;
-  const index = new Map<string, number>();
-  const first: number[] = [];
-  const indexes = new Int32Array(count);
+  const { indexes, first } = indexDistinct(count, key);
+  // An entry is its bytes (one latin1 character each) and PLAIN's 4-byte length.
   let entryBytes = 0;
-  for (let k = 0; k < count; k++) {
-    const v = key(k);
-    let i = index.get(v);
-    if (i === undefined) {
-      i = first.length;
-      index.set(v, i);
-      first.push(k);
-      entryBytes += v.length + 4;
-    }
-    indexes[k] = i;
-  }
+  for (const k of first) entryBytes += ends[k]! - (k ? ends[k - 1]! : 0);
   const plainBytes = count ? ends[count - 1]! : 0;
   if (!halves(entryBytes, first.length, plainBytes, count)) return undefined;
   const entries = first.map((k) => data.subarray((k ? ends[k - 1]! : 0) + 4, ends[k]!));
