@@ -10,6 +10,9 @@ const ENVIRONMENT = /^[a-z][a-z0-9-]{0,19}$/;
 
 export const NAME_PREFIX = 'paynet-reports';
 
+/** The environment name of local runs: its buckets are `paynet-reports-local-raw` and `-curated`. */
+export const LOCAL_ENVIRONMENT = 'local';
+
 /** The CloudFormation stack of an environment (the CDK app names it; `reports status` reads it). */
 export const stackName = (environment: string): string => `PaynetReports-${environment}`;
 

@@ -21,7 +21,7 @@ import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
 import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
-import { ensureWritableDir } from '../lake/local-lake.js';
+import { ensureWritableDir } from '../lake/lake-thread.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
 import { findingsOf } from '../pipeline/check-summary.js';
 import { readSecretFile } from '../args/secret-file.js';

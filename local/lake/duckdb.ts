@@ -1,6 +1,6 @@
 import type { DuckDBResult, Json } from '@duckdb/node-api';
 import { loadCatalog } from '../../config/reports/index.js';
-import { bucketNames } from '../../config/naming.js';
+import { bucketNames, LOCAL_ENVIRONMENT } from '../../config/naming.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
 import { createLakeViews, type LakeView } from './duckdb-views.js';
 import { lakeReparseFlags, lakeStaleNotices } from './stale-notice.js';
@@ -9,9 +9,6 @@ import { lakeReparseFlags, lakeStaleNotices } from './stale-notice.js';
  * DuckDB as the local Athena: an in-memory database whose views read the local lake's curated Parquet
  * (duckdb-views.ts). `npm run query` and the saved queries of `npm start` both go through here.
  */
-
-/** The environment name of local runs: its buckets are `paynet-reports-local-raw` and `-curated`. */
-export const LOCAL_ENVIRONMENT = 'local';
 
 export interface LakeQueryColumn {
   name: string;

@@ -5,7 +5,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
-import { bucketNames, type BucketNames } from '../../config/naming.js';
+import { bucketNames, LOCAL_ENVIRONMENT, type BucketNames } from '../../config/naming.js';
 import { loadCatalog } from '../../config/reports/index.js';
 import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
@@ -22,8 +22,9 @@ import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { ensureBuckets, mirrorTables } from '../lake/external-store.js';
 import { startLocalLake, type LocalLake } from '../lake/local-lake.js';
+import { startLakeThread, type LakeThread } from '../lake/lake-thread.js';
 import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
-import { LOCAL_ENVIRONMENT, openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
+import { openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
 import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
 import type { Simulator, SimulatorOptions } from '../simulator/index.js';
@@ -52,6 +53,8 @@ export interface LocalPipelineOptions {
   signatureMethod?: SignatureMethod;
   /** Where the embedded lake keeps its buckets (and, with s3Endpoint, the local copy of the tables). */
   lakeDir: string;
+  /** The embedded lake's server thread, started earlier for lakeDir and these buckets (lake-thread.ts); default: started here. */
+  lakeThread?: LakeThread;
   /** An external S3-compatible store instead of the embedded lake. Credentials: s3Credentials or the SDK's default chain. */
   s3Endpoint?: string;
   s3Credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
@@ -176,7 +179,8 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       closers.push(async () => client.destroy());
       await ensureBuckets(s3, buckets);
     } else {
-      const started = await startLocalLake({ dir: options.lakeDir, buckets });
+      const lakeOptions = { dir: options.lakeDir, buckets };
+      const started = await startLocalLake(lakeOptions, options.lakeThread ?? startLakeThread(lakeOptions));
       lake = started;
       closers.push(() => started.close());
       s3 = lake.client;

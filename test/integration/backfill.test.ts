@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
 import { formatLocalDate } from '../../functions/core/window.js';
 import { runBackfillCommand, type BackfillCommandOptions } from '../../local/cli/backfill.js';
-import { LOCAL_ENVIRONMENT, openLakeDatabase } from '../../local/lake/duckdb.js';
+import { openLakeDatabase } from '../../local/lake/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
 import { startSimulator } from '../../local/simulator/index.js';
 
 /**

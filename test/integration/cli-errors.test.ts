@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
-import { ensureWritableDir } from '../../local/lake/local-lake.js';
+import { ensureWritableDir } from '../../local/lake/lake-thread.js';
 import { runLocal } from '../../local/cli/run.js';
 import { runQueryCommand } from '../../local/cli/query.js';
 import { runStandaloneSimulator, type StandaloneReady } from '../../local/simulator/index.js';
@@ -19,8 +19,8 @@ import { runStandaloneSimulator, type StandaloneReady } from '../../local/simula
 /** Mistakes a newcomer makes, each caught before any work with one line that names the flag or field. */
 
 /** Runs `reports <args>`; resolves with the exit code and both outputs. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/reports.ts', ...args]).then(
+async function cli(args: string[], timeoutMs = 0): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/reports.ts', ...args], { timeout: timeoutMs }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -62,6 +62,16 @@ describe('errors before work', () => {
     assert.equal(stdout, '', 'nothing started');
     assert.deepEqual(oneLine(stderr).length, 1, stderr);
     assert.match(stderr, /^ConfigurationError: --lake .*a-file is a file, not a directory/);
+  });
+
+  it('a run that fails once the lake thread has started stops it and exits (run.ts starts the thread before the pipeline)', async () => {
+    // The simulator refuses the sample after the lake's server thread was started: a thread nobody stopped
+    // would keep the process alive, and this command would never return.
+    const lake = join(dir, 'started-lake');
+    const { code, stderr } = await cli(['run', '--lake', lake, '--sample', `transactions=${join(dir, 'missing.csv')}`], 60_000);
+    assert.equal(code, 1, `killed after 60 s, or: ${stderr}`);
+    assert.match(stderr, /--sample transactions=.*missing\.csv: cannot read the file \(ENOENT\)/);
+    assert.ok(existsSync(join(lake, 'paynet-reports-local-raw')), 'the lake thread had started (it creates the buckets)');
   });
 
   it('a secret file names the missing or misspelled field, before anything starts', async () => {

@@ -17,7 +17,7 @@ import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt, type 
 import type { LoadManifest } from '../../functions/core/load-manifest.js';
 import { SERVICE_NAME } from '../../lib/metrics.js';
 import { runLocal, type RunSummary } from '../../local/cli/run.js';
-import { LOCAL_ENVIRONMENT } from '../../local/lake/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
 import { captureJsonLines, metricPoints } from '../helpers/handler-harness.js';
 

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../config/naming.js';
 import { isWholeParquet } from '../../local/pipeline/interrupt.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
-import { LOCAL_ENVIRONMENT } from '../../local/lake/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 
 /**

@@ -16,7 +16,7 @@ import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/c
 import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
 import { reparseCommand, runReparseCommand } from '../../local/cli/reparse.js';
 import { runLocal } from '../../local/cli/run.js';
-import { LOCAL_ENVIRONMENT } from '../../local/lake/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
 import { startLocalLake } from '../../local/lake/local-lake.js';
 
 /**
