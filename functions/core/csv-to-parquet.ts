@@ -219,13 +219,19 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
     await dropped?.stop();
   };
   let rejectsClosed = false;
+  let second: PartResult | null | undefined;
   try {
     for await (const chunk of options.input) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       const chunkStart = bytesIn;
       bytesIn += bytes.length;
-      // Past the cut, the rest of the input is the worker's: it is only read through (the caller hashes it).
-      if (partDone) continue;
+      // Past the cut, the rest of the input is the worker's: it is only read through (the caller hashes it),
+      // once the worker is done and gone. Read at once, its chunks would be garbage this thread makes too
+      // little of to be collected soon, held beside the worker's whole isolate at the run's peak of memory.
+      if (partDone) {
+        if (second === undefined) second = (await part!.result()) ?? null;
+        continue;
+      }
       if (part && limit === undefined && bytesIn > part.at) {
         limit = await part.limit;
         if (limit === undefined) await parseAlone();
@@ -246,9 +252,8 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
       await encoder?.ready();
       await rejects.drain();
     }
-    let second: PartResult | undefined;
     if (part && partDone) {
-      second = await part.result();
+      if (second === undefined) second = (await part.result()) ?? null;
       if (!second) {
         // The worker failed (malformed bytes in its part, most likely): parse its part here, so the run fails
         // or succeeds exactly as it would have on one thread.
