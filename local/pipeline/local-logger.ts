@@ -1,5 +1,5 @@
 import { Logger, LogLevel } from '@aws-lambda-powertools/logger';
-import { serviceName } from '../../functions/aws/powertools.js';
+import { serviceName } from '../../functions/aws/service-name.js';
 import { redactingReplacer } from '../../functions/aws/redact.js';
 
 /**

@@ -21,7 +21,8 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import { emitMetric, recordFetch, MetricName, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
 import { asByteSink, MultipartSink } from '../../functions/aws/multipart-sink.js';
 import { REDACTED, redact, redactingReplacer, redactText } from '../../functions/aws/redact.js';
-import { logger, metrics as sharedMetrics, serviceName, tracer } from '../../functions/aws/powertools.js';
+import { logger, metrics as sharedMetrics, tracer } from '../../functions/aws/powertools.js';
+import { serviceName } from '../../functions/aws/service-name.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { clearGatewaySecretCache, getGatewaySecret } from '../../functions/aws/secrets.js';
 
