@@ -9,10 +9,11 @@ import { Parser as PatchedParser, type Info, type Options } from 'csv-parse';
 import { csvParseOptions } from '../../functions/core/csv-records.js';
 
 /**
- * patches/csv-parse+7.0.3.patch (a fast path: the bytes no parsing rule looks at go to the field in one step)
- * claims to change no output of csv-parse for any input, chunking or options. Only csv-parse's ESM source
- * (lib/, what `import` loads) is patched; its CommonJS build (dist/cjs, what `require` loads) is the stock
- * code of the same release, so the two copies in node_modules are run side by side on the same bytes, cut
+ * patches/csv-parse+7.0.3.patch (fast paths: the bytes no parsing rule looks at go to the field in one step;
+ * a closing quote, the delimiter after it and the next opening quote take one iteration) claims to change no
+ * output of csv-parse for any input, chunking or options. Only csv-parse's ESM source (lib/, what `import`
+ * loads) is patched; its CommonJS build (dist/cjs, what `require` loads) is the stock code of the same
+ * release, so the two copies in node_modules are run side by side on the same bytes, cut
  * into the same chunks, through the synchronous core the project uses (`new Parser(options).api.parse`):
  * every record, the counters after every call, every error (code, message, the info it carries) and every
  * skipped error must be the same. Deterministic: a seeded generator, no Math.random.
@@ -270,6 +271,15 @@ const OPTION_SETS: Record<string, Options> = {
   trim: { ...project, trim: true },
   raw: { ...project, raw: true },
   relax_quotes: { ...project, relax_quotes: true },
+  // Where the one-step closing quote + delimiter must stay off: a record delimiter that starts with the
+  // delimiter, a delimiter skipped at the end of a record, a delimiter that is the quote or a line break;
+  // and where it must leave the byte to the escape.
+  'delimiter |, record_delimiter ||': { ...project, delimiter: '|', record_delimiter: ['||', '\n'] },
+  'ignore_last_delimiters 2': { ...project, ignore_last_delimiters: 2 },
+  'delimiter the quote, escape null': { ...project, delimiter: '"', escape: null },
+  'delimiter \\n, record_delimiter ;': { ...project, delimiter: '\n', record_delimiter: ';' },
+  'escape \\ as delimiter': { ...project, delimiter: '\\', escape: '\\' },
+  'escape of two bytes, the quote and the delimiter': { ...project, escape: '",' },
   'relax_column_count off': { ...project, relax_column_count: false },
   'relax_column_count_less': { relax_column_count_less: true },
   'skip_empty_lines off': { ...project, skip_empty_lines: false },
@@ -391,6 +401,7 @@ describe('csv-parse patch: the reference is stock, the installed copy is patched
     const libApi = readFileSync(join(libDir, 'api', 'index.js'), 'utf8');
     const libBuffer = readFileSync(join(libDir, 'utils', 'ResizeableBuffer.js'), 'utf8');
     assert.ok(libApi.includes('__appendOrdinary') && libBuffer.includes('appendRange'), 'lib/ is not patched: run npm ci');
+    assert.ok(libApi.includes('fieldDelimiter'), 'lib/ has an older version of the patch: run npm ci');
     assert.ok(!cjs.includes('__appendOrdinary') && !cjs.includes('appendRange') && !cjs.includes('utf8Slice'));
     const patched = coreOf(PatchedParser, project) as unknown as Record<string, unknown>;
     const stock = coreOf(StockParser, project) as unknown as Record<string, unknown>;
