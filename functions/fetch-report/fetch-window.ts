@@ -26,6 +26,8 @@ export interface FetchWindowDeps {
   gateway?: GatewayTuning;
   /** Multipart part size of the raw upload (default: uploadStream's 8 MiB). */
   partSizeBytes?: number;
+  /** Parts of the raw upload in flight at once (default: uploadStream's 2). */
+  queueSize?: number;
   now?: () => Date;
   /** Aborts the gateway call and the upload with its reason (the handler's deadline, deadline.ts). */
   signal?: AbortSignal;
@@ -87,6 +89,7 @@ export async function fetchWindow(
     body: answer.body,
     contentType,
     partSizeBytes: deps.partSizeBytes,
+    queueSize: deps.queueSize,
     // What the parse function and a person looking at the object need to place it without its key.
     metadata: {
       'report-id': report.id,
