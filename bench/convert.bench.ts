@@ -155,7 +155,8 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   console.log(`load average before: ${loadBefore.map((l) => num(l)).join(' ')} (2 cores shared with other work; each measurement ${runs} times, alternated, lowest times kept)`);
 
   const measurements: Array<{ name: string; script: string; args: string[] }> = [
-    { name: 'csv-parse alone (floor)', script: 'csv-parse-floor.mjs', args: [csv1m] },
+    { name: 'csv-parse alone (floor)', script: 'csv-parse-floor.mjs', args: [csv1m, 'patched'] },
+    { name: 'csv-parse as published', script: 'csv-parse-floor.mjs', args: [csv1m, 'stock'] },
     { name: 'converter inline (target)', script: 'convert.mjs', args: [csv1m, out1m, '1', 'inline', 'sample'] },
     { name: 'inline, no data checks', script: 'convert.mjs', args: [csv1m, outOther, '1', 'inline', 'none'] },
     { name: 'encoder on a worker', script: 'convert.mjs', args: [csv1m, outOther, '1', 'worker', 'sample'] },
@@ -177,7 +178,8 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   const noChecks = best.get('inline, no data checks')!;
   const worker = best.get('encoder on a worker')!;
   const duck = best.get('DuckDB, threads=1')!;
-  for (const [name, r] of [...best].slice(1)) {
+  const stock = best.get('csv-parse as published')!;
+  for (const [name, r] of [...best].slice(2)) {
     if (r.rows !== 1_000_000) throw new Error(`${name} wrote ${r.rows} rows, not 1,000,000`);
   }
   if (big && big.rows !== 4_000_000) throw new Error(`the 4M run wrote ${big.rows} rows`);
@@ -196,6 +198,10 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   const share = ours.outBytes / bytes;
   console.log('');
   console.log(`inline converter / floor: ${num(cpuVsFloor)}x CPU (all threads), ${num(ours.wallMs / floor.wallMs)}x wall; / DuckDB: ${num(ours.cpuMs / duck.cpuMs)}x CPU, ${num(ours.wallMs / duck.wallMs)}x wall`);
+  console.log(
+    `csv-parse as published / patched: ${num(stock.cpuMs / floor.cpuMs)}x CPU; the inline converter / csv-parse as published: ${num(ours.cpuMs / stock.cpuMs)}x CPU ` +
+      '(the floor is the patched csv-parse the converter runs, patches/csv-parse+7.0.3.patch: the stricter reference)',
+  );
   console.log(`encoder on a worker / floor: ${num(worker.cpuMs / floor.cpuMs)}x CPU, ${num(worker.wallMs / floor.wallMs)}x wall (two threads: its wall time needs a second free core)`);
   console.log(`the data checks (key tally of the sample): ${Math.round(ours.cpuMs - noChecks.cpuMs)} ms CPU per million rows (${num(((ours.cpuMs - noChecks.cpuMs) / noChecks.cpuMs) * 100, 1)}%), ${ours.maxRssMb - noChecks.maxRssMb} MB peak RSS`);
   console.log(`Parquet: ${num(share * 100, 1)}% of the CSV (DuckDB's: ${num((duck.outBytes / bytes) * 100, 1)}%)`);
