@@ -10,9 +10,8 @@ import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
 import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
-import { ensureWritableDir } from '../lake/lake-thread.js';
+import { ensureWritableDir, startLakeThread } from '../lake/lake-thread.js';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../config/naming.js';
-import { startLakeThread } from '../lake/lake-thread.js';
 import type { LocalPipeline, WindowOutcome } from '../pipeline/pipeline.js';
 import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
 import { formatTable } from '../lake/result-table.js';
@@ -212,6 +211,9 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
             : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
         );
         const db = await pipeline.openDatabase();
+        // Imported here, not at the top: duckdb.ts brings the stale notices and with them the AWS SDK, which the
+        // run's start does not wait for (the lake's thread boots meanwhile). openDatabase loaded it already.
+        const { QueryFailed } = await import('../lake/duckdb.js');
         try {
           for (const query of saved) {
             print('');
@@ -234,7 +236,7 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
               print(formatTable(head, opts.queryRows ?? 20));
               if (head.more) print(`   every row: npm run query -- --file ${query.file}`);
             } catch (e) {
-              if (!(e instanceof (await import('../lake/duckdb.js')).QueryFailed)) throw e;
+              if (!(e instanceof QueryFailed)) throw e;
               failedQueries++;
               print(`The query failed on DuckDB: ${e.message}`);
             }

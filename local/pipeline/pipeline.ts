@@ -22,7 +22,7 @@ import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { ensureBuckets, mirrorTables } from '../lake/external-store.js';
 import { startLocalLake, type LocalLake } from '../lake/local-lake.js';
-import { startLakeThread, type LakeThread } from '../lake/lake-thread.js';
+import type { LakeThread } from '../lake/lake-thread.js';
 import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
 import { openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
 import { removePartialTables } from './interrupt.js';
@@ -179,8 +179,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       closers.push(async () => client.destroy());
       await ensureBuckets(s3, buckets);
     } else {
-      const lakeOptions = { dir: options.lakeDir, buckets };
-      const started = await startLocalLake(lakeOptions, options.lakeThread ?? startLakeThread(lakeOptions));
+      const started = await startLocalLake({ dir: options.lakeDir, buckets }, options.lakeThread);
       lake = started;
       closers.push(() => started.close());
       s3 = lake.client;
