@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,8 @@ import type { ChildResult } from './children/measure.js';
  *   BENCH_CHAIN_RUNS=n         chain and DuckDB runs, interleaved (best wall time kept; default BENCH_RUNS, else 2)
  *   BENCH_CHAIN_ROWS=n         rows of the report (default 1,000,000)
  *   BENCH_CHAIN_NODE_FLAGS=..  extra node flags for the chain's process, e.g. "--cpu-prof --cpu-prof-dir=bench/data/prof"
+ *   BENCH_CHAIN_TRACE=file     appends each run's samples to file, a JSON line per process: {spawnedAt, samples:
+ *                              [[ms since epoch, RSS MB, CPU ms all threads, CPU ms main thread], ...]}: when the memory rises
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -102,6 +104,7 @@ function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<
     });
     child.on('close', (code) => {
       clearInterval(sampler);
+      if (process.env.BENCH_CHAIN_TRACE) appendFileSync(process.env.BENCH_CHAIN_TRACE, JSON.stringify({ spawnedAt, samples }) + '\n');
       const max = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
       resolve({ code, samples, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: max ? Math.round(Number(max[1]) / 1024) : undefined });
     });
