@@ -64,13 +64,41 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
     }
   });
 
-  it('a set of safe integers: rising values without hashing, then any order', () => {
+  it('a set of safe integers: rising values without hashing, late ones beside them', () => {
     const set = new SafeIntegerSet();
     for (let i = 0; i < 10_000; i++) assert.equal(set.add(1000 + i * 7), true);
     assert.equal(set.values().length, 10_000);
-    assert.equal(set.add(1000 + 70), false, 'a value not above the last one: to the hash table, found');
+    assert.equal(set.add(1000 + 70), false, 'a value not above the last one: found among the rising ones');
     assert.deepEqual([set.add(5), set.add(5), set.add(1000 + 9999 * 7), set.add(2 ** 52)], [true, false, false, true]);
-    assert.equal(set.size, 10_002);
-    assert.deepEqual([...set.values()].sort((a, b) => a - b).slice(0, 2), [5, 1000]);
+    assert.deepEqual([set.add(1001), set.add(1001), set.add(2 ** 52 + 1), set.add(1001)], [true, false, true, false], 'a late value, then rising ones again');
+    assert.equal(set.size, 10_004);
+    assert.deepEqual([...set.values()].sort((a, b) => a - b).slice(0, 3), [5, 1000, 1001]);
+  });
+
+  it('a set of safe integers answers as a Set does, whatever the order of its values', () => {
+    let seed = 7;
+    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const base = 2 ** 40;
+    const shapes: Record<string, (i: number) => number> = {
+      rising: (i) => base + i * 3,
+      'rising, a few late': (i) => (random() < 0.01 ? base + Math.floor(random() * i * 3) : base + i * 3),
+      'rising, with repeats': (i) => base + Math.floor(i / 2) + (random() < 0.05 ? -5 : 0),
+      descending: (i) => base - i,
+      random: () => Math.floor(random() * 50_000) - 25_000,
+      'two interleaved runs': (i) => (i % 2 ? base + i : i),
+      'a huge first value': (i) => (i === 0 ? Number.MAX_SAFE_INTEGER : -Number.MAX_SAFE_INTEGER + i),
+    };
+    for (const [shape, value] of Object.entries(shapes)) {
+      const set = new SafeIntegerSet();
+      const reference = new Set<number>();
+      for (let i = 0; i < 30_000; i++) {
+        const v = value(i);
+        const fresh = !reference.has(v);
+        reference.add(v);
+        assert.equal(set.add(v), fresh, `${shape}: add(${v}) at ${i}`);
+      }
+      assert.equal(set.size, reference.size, shape);
+      assert.deepEqual([...set.values()].sort((a, b) => a - b), [...reference].sort((a, b) => a - b), shape);
+    }
   });
 });
