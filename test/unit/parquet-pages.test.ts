@@ -64,6 +64,31 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
     }
   });
 
+  it('the patched Snappy compressor round-trips matches of every length and offset, ending anywhere, from any byte offset', () => {
+    // Bytes from a small alphabet (differing in their lowest or highest bit) with copied runs: matches that end inside a word, at the input's end,
+    // or run up to it; inputs that start inside a larger buffer (the compressor reads words through a DataView).
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.uint8Array({ maxLength: 40 }).map((b) => b.map((x) => [0x00, 0x80, 0x01, 0xff][x % 4]!)), fc.tuple(fc.nat(300), fc.integer({ min: 1, max: 200 }))), { maxLength: 40 }),
+        fc.nat(7),
+        (pieces, shift) => {
+          const bytes: number[] = [];
+          for (const p of pieces) {
+            if (p instanceof Uint8Array) bytes.push(...p);
+            else for (let i = 0, from = Math.max(0, bytes.length - 1 - p[0]); i < p[1] && bytes.length > 0; i++) bytes.push(bytes[from + i]!);
+          }
+          const backing = new Uint8Array(shift + bytes.length + 5).fill(0xaa);
+          backing.set(bytes, shift);
+          const input = backing.subarray(shift, shift + bytes.length);
+          const out = new Uint8Array(input.length);
+          snappyUncompress(snappyCompress(input), out);
+          assert.deepEqual(Buffer.from(out), Buffer.from(input));
+        },
+      ),
+      { numRuns: 600 },
+    );
+  });
+
   it('a set of safe integers: rising values without hashing, late ones beside them', () => {
     const set = new SafeIntegerSet();
     for (let i = 0; i < 10_000; i++) assert.equal(set.add(1000 + i * 7), true);
