@@ -30,6 +30,12 @@ export interface SplitInput {
   tail(from: number): Promise<AsyncIterable<Uint8Array | string>> | AsyncIterable<Uint8Array | string>;
 }
 
+/**
+ * What starts the second part's thread: SplitPart.start, handed in by local runs. csv-to-parquet.ts imports
+ * no split code itself, so the parse function's bundle, which never splits, carries none.
+ */
+export type StartSplitPart = typeof SplitPart.start;
+
 export interface PartResult extends PartDone {
   /** Each row group's bytes (its column chunks, in order) and metadata. */
   groups: Array<{ bytes: Uint8Array[]; group: RowGroup }>;

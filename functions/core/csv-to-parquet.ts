@@ -8,7 +8,7 @@ import type { ReportDefinition } from './report-definition.js';
 import { RowBatchBuilder } from './row-group-buffer.js';
 import { RowLoop } from './row-loop.js';
 import { RowTally, type RowTallyResult } from './row-tally.js';
-import { SplitPart, type PartResult, type SplitInput } from './csv-split.js';
+import type { PartResult, SplitInput, StartSplitPart } from './csv-split.js';
 
 /**
  * A report's CSV to one Parquet file (docs/architecture.md, "The flow"), streaming end to end:
@@ -45,7 +45,7 @@ export interface ConvertOptions {
    * a second read from near its middle, whose part a worker converts (csv-split.ts). Ignored where it cannot
    * be done (one CPU, not UTF-8, no worker script).
    */
-  split?: SplitInput;
+  split?: SplitInput & { start: StartSplitPart };
   /**
    * End (commit) the output after the last byte on success (default true). False leaves committing to
    * the caller, e.g. MultipartSink.finish() after the manifest is stored; failures still abort it.
@@ -148,7 +148,7 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   // Undefined unless the definition declares keys or a sum column: then the row loop pays one test per row.
   const tally = RowTally.for(report);
   // A second thread for the file's second part, when asked for and possible (csv-split.ts).
-  let part = options.split ? SplitPart.start(report, { rowGroupRows, rowGroupBytes }, options.split) : undefined;
+  let part = options.split ? options.split.start(report, { rowGroupRows, rowGroupBytes }, options.split) : undefined;
   // Where this thread's part will end, as soon as the worker found it (before this thread gets there).
   let partEnd: number | undefined;
   void part?.limit.then((l) => (partEnd = l));

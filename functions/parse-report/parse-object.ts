@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { StartSplitPart } from '../core/csv-split.js';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/csv-to-parquet.js';
 import { definitionRecord } from '../core/definition-fingerprint.js';
 import { isPipelineError } from '../core/errors.js';
@@ -45,9 +46,10 @@ export interface ParseDeps {
   partSizeBytes?: number;
   /**
    * Parse large CSV files on two threads, the second part from a second (ranged) read of the raw object
-   * (csv-split.ts). For local runs, where a second core is there; the parse function leaves it off.
+   * (csv-split.ts): its SplitPart.start. For local runs, where a second core is there; the parse function
+   * leaves it off, and its bundle then carries no split code.
    */
-  splitParse?: boolean;
+  splitParse?: StartSplitPart;
 }
 
 /** Files from this size on are split when `splitParse` is set: below it a second thread costs more than it saves. */
@@ -276,6 +278,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
       deps.splitParse && size !== undefined && size >= SPLIT_MIN_BYTES
         ? {
             at: Math.max(Math.floor(size * SPLIT_AT), size - SPLIT_MAX_TAIL_BYTES),
+            start: deps.splitParse,
             tail: async (from: number) =>
               (await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: opened.versionId ?? object.versionId, from, ...(opened.etag ? { ifMatch: opened.etag } : {}) })).body,
           }

@@ -7,6 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
 import { bucketNames, LOCAL_ENVIRONMENT, type BucketNames } from '../../config/naming.js';
 import { loadCatalog } from '../../config/reports/index.js';
+import { SplitPart } from '../../functions/core/csv-split.js';
 import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/report-catalog.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
@@ -205,7 +206,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     };
     // Locally a second core is there while the parse runs: large files parse on two threads (csv-split.ts).
     // Parquet goes up in the smallest parts S3 allows (5 MiB, against the parse function's 8): less held at once.
-    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics, splitParse: true, partSizeBytes: 5 * 1024 * 1024 };
+    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics, splitParse: SplitPart.start, partSizeBytes: 5 * 1024 * 1024 };
 
     // What the parse step said about each raw key, collected as the messages are handled.
     const parsed = new Map<string, ParseResult>();

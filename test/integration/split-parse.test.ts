@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { parquetReadObjects } from 'hyparquet';
 import { loadCatalog } from '../../config/reports/index.js';
 import type { ByteSink } from '../../functions/core/byte-sink.js';
+import { SplitPart } from '../../functions/core/csv-split.js';
 import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, manifestOf, type Manifest } from '../../functions/core/csv-to-parquet.js';
 import { MalformedReport } from '../../functions/core/errors.js';
 import { parquetProblems } from '../helpers/parquet-checks.js';
@@ -69,7 +70,7 @@ async function convert(csv: Buffer, at?: number, rowGroupRows = 3000) {
       maxRejectShare: 1,
       rowGroupRows,
       encoder: 'inline',
-      ...(at === undefined ? {} : { split: { at, tail: (from: number) => stream(csv.subarray(from)) } }),
+      ...(at === undefined ? {} : { split: { at, tail: (from: number) => stream(csv.subarray(from)), start: SplitPart.start } }),
     });
   } catch (e) {
     error = e;
