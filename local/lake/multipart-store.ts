@@ -7,15 +7,23 @@ const CHUNK = 8 * 1024 * 1024;
 /** Bytes gathered from the request before one write: the socket delivers 64 KiB at a time. */
 const WRITE_BYTES = 1024 * 1024;
 
-async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
-  for (let at = 0; at < bytes.length; ) at += (await file.write(bytes, at, bytes.length - at)).bytesWritten;
+/** Writes the buffers in order with writev (no copy into one buffer first), again from where a short write stopped. */
+async function writeAll(file: FileHandle, buffers: Buffer[]): Promise<void> {
+  let rest = buffers;
+  while (rest.length > 0) {
+    let written = (await file.writev(rest)).bytesWritten;
+    let i = 0;
+    while (i < rest.length && written >= rest[i]!.length) written -= rest[i++]!.length;
+    rest = rest.slice(i);
+    if (written > 0) rest[0] = rest[0]!.subarray(written);
+  }
 }
 
 /**
  * s3rver 3.7 stores a part by piping the request through an MD5 into a file stream, and answers once the
  * MD5 has seen the last byte, not once the file holds it: a CompleteMultipartUpload that follows at once
  * could join a part still being written. This one answers after the part file is written and closed, and
- * writes 1 MiB at a time instead of one write per 64 KiB socket read.
+ * writes 1 MiB at a time instead of one write per 64 KiB socket read, as one writev of the reads (no copy).
  */
 export function putPartWhole(server: S3rver): void {
   const store = server.store;
@@ -35,12 +43,12 @@ export function putPartWhole(server: S3rver): void {
         gathered.push(bytes);
         gatheredBytes += bytes.length;
         if (gatheredBytes >= WRITE_BYTES) {
-          await writeAll(file, Buffer.concat(gathered, gatheredBytes));
+          await writeAll(file, gathered);
           gathered = [];
           gatheredBytes = 0;
         }
       }
-      if (gatheredBytes > 0) await writeAll(file, Buffer.concat(gathered, gatheredBytes));
+      if (gatheredBytes > 0) await writeAll(file, gathered);
     } finally {
       await file.close();
     }
