@@ -116,16 +116,18 @@ function mostlyDistinct(count: number, key: (k: number) => number | string): boo
   return seen.size / n > 0.9;
 }
 
-/**
- * Each value's entry in a dictionary of the distinct values, in order of first appearance: `indexes[k]` is value
- * k's entry, `first[i]` where entry i was first seen. Keys compare exactly (numbers, or bytes read as latin1).
+/*
+ * Each value's entry in a dictionary of the distinct values, in order of first appearance: indexes[k] is value
+ * k's entry; `first` gets, for each entry, where it was first seen. Keys compare exactly. One loop per kind
+ * of values, each with its own Map, and nothing after the loop: a chunk's loop is compiled on-stack, and one
+ * loop shared by the kinds (through a key function) was compiled again for each kind, then again for the
+ * object it built after the loop.
  */
-function indexDistinct(count: number, key: (k: number) => number | string): { indexes: Int32Array; first: number[] } {
+
+function indexInt64(words: Int32Array, count: number, indexes: Int32Array, first: number[]): void {
   const index = new Map<number | string, number>();
-  const indexes = new Int32Array(count);
-  const first: number[] = [];
   for (let k = 0; k < count; k++) {
-    const v = key(k);
+    const v = int64Key(words, k);
     let i = index.get(v);
     if (i === undefined) {
       i = first.length;
@@ -134,14 +136,56 @@ function indexDistinct(count: number, key: (k: number) => number | string): { in
     }
     indexes[k] = i;
   }
-  return { indexes, first };
+}
+
+function indexInt32(values: Int32Array, count: number, indexes: Int32Array, first: number[]): void {
+  const index = new Map<number, number>();
+  for (let k = 0; k < count; k++) {
+    const v = values[k]!;
+    let i = index.get(v);
+    if (i === undefined) {
+      i = first.length;
+      index.set(v, i);
+      first.push(k);
+    }
+    indexes[k] = i;
+  }
+}
+
+function indexLatin1(buf: Buffer, ends: Int32Array, count: number, indexes: Int32Array, first: number[]): void {
+  const index = new Map<string, number>();
+  for (let k = 0; k < count; k++) {
+    const v = latin1Key(buf, ends, k);
+    let i = index.get(v);
+    if (i === undefined) {
+      i = first.length;
+      index.set(v, i);
+      first.push(k);
+    }
+    indexes[k] = i;
+  }
+}
+
+/** An exact Map key for int64 value k: the number when it is safe, else the two words. */
+function int64Key(words: Int32Array, k: number): number | string {
+  const lo = words[2 * k]! >>> 0;
+  const hi = words[2 * k + 1]!;
+  return hi >= -0x200000 && hi < 0x200000 ? hi * 4294967296 + lo : `${hi}:${lo}`;
+}
+
+/** String k's bytes read as latin1 (one character a byte: an exact key). */
+function latin1Key(buf: Buffer, ends: Int32Array, k: number): string {
+  return buf.toString('latin1', (k ? ends[k - 1]! : 0) + 4, ends[k]!);
 }
 
 /** A dictionary of numbers when it pays, built with exact keys; `take` copies entry k's value out. */
 function numberDictionary(values: Int64Values | Int32Values, key: (k: number) => number | string): Dictionary | undefined {
   const count = values.count;
   if (mostlyDistinct(count, key)) return undefined;
-  const { indexes, first } = indexDistinct(count, key);
+  const indexes = new Int32Array(count);
+  const first: number[] = [];
+  if (values.kind === 'int64') indexInt64(values.words, count, indexes, first);
+  else indexInt32(values.values, count, indexes, first);
   const width = values.kind === 'int64' ? 8 : 4;
   if (!halves(first.length * width, first.length, count * width, count)) return undefined;
   let entries: ChunkValues;
@@ -208,13 +252,7 @@ export class Int64Buffer extends NullableBuffer implements ColumnBuffer {
   plan(): ChunkPlan {
     const values = this.values();
     const words = values.words;
-    // An exact Map key: the number when it is safe, else the two words.
-    const key = (k: number): number | string => {
-      const lo = words[2 * k]! >>> 0;
-      const hi = words[2 * k + 1]!;
-      return hi >= -0x200000 && hi < 0x200000 ? hi * 4294967296 + lo : `${hi}:${lo}`;
-    };
-    const dictionary = this.dictionary ? numberDictionary(values, key) : undefined;
+    const dictionary = this.dictionary ? numberDictionary(values, (k) => int64Key(words, k)) : undefined;
     return dictionary ? { dictionary } : { values };
   }
 }
@@ -424,8 +462,10 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
     super.reset();
     this.mode = 'dict';
     this.index.clear();
-    this.entries = [];
-    this.entryBytes = [];
+    // emptied, not replaced: a new [] holds small integers until its first push, and the loops that push
+    // strings and buffers into it were compiled for the arrays they had seen ("not a Smi" on every group)
+    this.entries.length = 0;
+    this.entryBytes.length = 0;
     this.uses.fill(0);
     this.text.pos = 0;
   }
@@ -452,12 +492,13 @@ function utf8Entries(encoded: readonly Uint8Array[]): Utf8Values {
 function textDictionary(values: Utf8Values): { dictionary: Dictionary } | undefined {
   const { data, ends, count } = values;
   const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const key = (k: number) => buf.toString('latin1', (k ? ends[k - 1]! : 0) + 4, ends[k]!);
   const sampled = Math.min(count, SAMPLE);
   const seen = new Set<string>();
-  for (let k = 0; k < sampled; k++) seen.add(key(k));
+  for (let k = 0; k < sampled; k++) seen.add(latin1Key(buf, ends, k));
   if (!(sampled < 16 || seen.size <= sampled / 2)) return undefined;
-  const { indexes, first } = indexDistinct(count, key);
+  const indexes = new Int32Array(count);
+  const first: number[] = [];
+  indexLatin1(buf, ends, count, indexes, first);
   // An entry is its bytes (one latin1 character each) and PLAIN's 4-byte length.
   let entryBytes = 0;
   for (const k of first) entryBytes += ends[k]! - (k ? ends[k - 1]! : 0);
@@ -508,45 +549,72 @@ function minMaxInt32(values: Int32Array, count: number): MinMax {
   return { min_value: min, max_value: max };
 }
 
+/**
+ * Where the scans below found the smallest value (0) and the largest (1). They store into it from the
+ * loop, as they go, and build nothing after it: a chunk's loop is compiled on-stack, and code after the
+ * loop that had never run (building the statistics) deoptimized it on every chunk.
+ */
+const extremes = new Int32Array(2);
+
 function minMaxInt64(w: Int32Array, count: number): MinMax {
+  findExtremesInt64(w, count);
+  const min = extremes[0]!;
+  const max = extremes[1]!;
+  return { min_value: int64Of(w[2 * min]!, w[2 * min + 1]!), max_value: int64Of(w[2 * max]!, w[2 * max + 1]!) };
+}
+
+function findExtremesInt64(w: Int32Array, count: number): void {
   let minLo = w[0]! >>> 0;
   let minHi = w[1]!;
   let maxLo = minLo;
   let maxHi = minHi;
+  extremes[0] = 0;
+  extremes[1] = 0;
   for (let k = 1; k < count; k++) {
     const lo = w[2 * k]! >>> 0;
     const hi = w[2 * k + 1]!;
     if (hi < minHi || (hi === minHi && lo < minLo)) {
       minHi = hi;
       minLo = lo;
+      extremes[0] = k;
     } else if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
       maxHi = hi;
       maxLo = lo;
+      extremes[1] = k;
     }
   }
-  return { min_value: int64Of(minLo, minHi), max_value: int64Of(maxLo, maxHi) };
 }
 
 function minMaxUtf8(data: Uint8Array, ends: Int32Array, count: number): MinMax {
+  findExtremesUtf8(data, ends, count);
+  const min = extremes[0]!;
+  const max = extremes[1]!;
+  // Copies: the footer keeps them until the end, and the buffer is reused by the next group.
+  return { min_value: data.slice(min ? ends[min - 1]! + 4 : 4, ends[min]!), max_value: data.slice(max ? ends[max - 1]! + 4 : 4, ends[max]!) };
+}
+
+function findExtremesUtf8(data: Uint8Array, ends: Int32Array, count: number): void {
   // Byte order, compared 4 bytes at a time as big-endian words (most values differ in their first bytes).
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let minFrom = 4;
   let minTo = ends[0]!;
   let maxFrom = minFrom;
   let maxTo = minTo;
+  extremes[0] = 0;
+  extremes[1] = 0;
   for (let k = 1; k < count; k++) {
     const from = ends[k - 1]! + 4;
     const to = ends[k]!;
     if (compareUtf8(view, data, from, to, minFrom, minTo) < 0) {
       minFrom = from;
       minTo = to;
+      extremes[0] = k;
     } else if (compareUtf8(view, data, from, to, maxFrom, maxTo) > 0) {
       maxFrom = from;
       maxTo = to;
+      extremes[1] = k;
     }
   }
-  // Copies: the footer keeps them until the end, and the buffer is reused by the next group.
-  return { min_value: data.slice(minFrom, minTo), max_value: data.slice(maxFrom, maxTo) };
 }
 
 /** Unsigned byte order of data[a, aTo) and data[b, bTo) (Parquet's order for UTF8 min/max). */

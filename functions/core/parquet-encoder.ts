@@ -146,9 +146,7 @@ class ChunkWriter {
     if (defined) writeDefinitionLevels(out, defined, r0, r1);
     if (plan.dictionary) {
       const indexes = plan.dictionary.indexes;
-      let max = 0;
-      for (let k = v0; k < v1; k++) if (indexes[k]! > max) max = indexes[k]!;
-      const width = bitWidth(max);
+      const width = bitWidth(largest(indexes, v0, v1));
       out.u8(width);
       writeRleHybrid(out, indexes, v0, v1, width);
     } else if (encoding === 'DELTA_BINARY_PACKED') {
@@ -167,44 +165,95 @@ class ChunkWriter {
 }
 
 /**
+ * The largest of indexes[from, to) (0 if none): a loop of its own, so that this page's loop, compiled
+ * on-stack, has no code after it that it never ran.
+ */
+function largest(indexes: Int32Array, from: number, to: number): number {
+  let max = 0;
+  for (let k = from; k < to; k++) if (indexes[k]! > max) max = indexes[k]!;
+  return max;
+}
+
+/**
  * Where pages start: rows split into pages of about `pageSize` bytes of values, as hyparquet-writer
  * splits them (a page closes before the value that takes it to pageSize; nulls weigh nothing; a
  * dictionary index weighs 4 bytes). Returns [row, value] pairs: each page's first row and first
- * non-null value, then [rows, values] at the end.
+ * non-null value, then [rows, nonNull] at the end.
  */
-function pageStarts(plan: ChunkPlan, rows: number, pageSize: number): Int32Array {
+function pageStarts(plan: ChunkPlan, rows: number, nonNull: number, pageSize: number): Int32Array {
   const defined = plan.dictionary ? plan.dictionary.defined : plan.values.defined;
   const values = plan.values;
-  // a fixed size per value, or -1 for strings (their lengths)
-  const fixed = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : values.kind === 'bool' ? 1 : -1;
-  const ends = values?.kind === 'utf8' ? values.ends : null;
-  let starts = new Int32Array(16);
+  // One scan per kind of size, each returning a count: the scans are compiled on-stack (a chunk is
+  // one call), and a scan shared by fixed sizes and string lengths, or one that built the result after
+  // its loop, was compiled again for each.
+  const n =
+    values?.kind === 'utf8'
+      ? utf8PageStarts(defined, values.ends, rows, pageSize)
+      : fixedPageStarts(defined, rows, values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : 1, pageSize);
+  const out = new Int32Array(n + 4);
+  out.set(found.subarray(0, n), 2);
+  out[n + 2] = rows;
+  out[n + 3] = nonNull;
+  return out;
+}
+
+/** The page starts after the first that the scans below found, [row, value] pairs; reused from chunk to chunk. */
+let found = new Int32Array(64);
+
+/** Room in `found` for one more pair after n entries. */
+function roomForPage(n: number): void {
+  if (n + 2 <= found.length) return;
+  const grown = new Int32Array(found.length * 2);
+  grown.set(found);
+  found = grown;
+}
+
+// Both scans test `r > first` first: the loop runs both comparisons every row, so both have type
+// feedback when it is compiled on-stack (the other way round, `r > first` first ran at the first page
+// break, and deoptimized the loop there).
+
+/** pageStarts for values of `size` bytes each: the number of entries it put in `found`. */
+function fixedPageStarts(defined: Uint8Array | null, rows: number, size: number, pageSize: number): number {
   let n = 0;
   let v = 0;
   let acc = 0;
   let first = 0;
   for (let r = 0; r < rows; r++) {
     const present = defined === null || defined[r] === 1;
-    const s = !present ? 0 : fixed >= 0 ? fixed : ends![v]! - (v ? ends![v - 1]! : 0) - 4;
+    const s = present ? size : 0;
     acc += s;
-    if (acc >= pageSize && r > first) {
-      if (n + 4 > starts.length) {
-        const grown = new Int32Array(starts.length * 2);
-        grown.set(starts);
-        starts = grown;
-      }
-      starts[n++] = r;
-      starts[n++] = v;
+    if (r > first && acc >= pageSize) {
+      roomForPage(n);
+      found[n++] = r;
+      found[n++] = v;
       first = r;
       acc = s;
     }
     if (present) v++;
   }
-  const out = new Int32Array(n + 4);
-  out.set(starts.subarray(0, n), 2);
-  out[n + 2] = rows;
-  out[n + 3] = v;
-  return out;
+  return n;
+}
+
+/** pageStarts for strings, each weighing its UTF-8 length (`ends` as in Utf8Values): the number of entries it put in `found`. */
+function utf8PageStarts(defined: Uint8Array | null, ends: Int32Array, rows: number, pageSize: number): number {
+  let n = 0;
+  let v = 0;
+  let acc = 0;
+  let first = 0;
+  for (let r = 0; r < rows; r++) {
+    const present = defined === null || defined[r] === 1;
+    const s = present ? ends[v]! - (v ? ends[v - 1]! : 0) - 4 : 0;
+    acc += s;
+    if (r > first && acc >= pageSize) {
+      roomForPage(n);
+      found[n++] = r;
+      found[n++] = v;
+      first = r;
+      acc = s;
+    }
+    if (present) v++;
+  }
+  return n;
 }
 
 /** One column chunk: its pages written to `file`, its metadata returned. */
@@ -224,7 +273,7 @@ function writeColumnChunk(file: ByteWriter, column: ColumnDefinition, element: S
     nonNull = plan.values.count;
     encoding = plan.values.kind === 'int64' && usesDelta(column) ? 'DELTA_BINARY_PACKED' : 'PLAIN';
   }
-  const starts = pageStarts(plan, rows, pageSize);
+  const starts = pageStarts(plan, rows, nonNull, pageSize);
   for (let p = 0; p + 2 < starts.length; p += 2) {
     if (starts[p + 2]! > starts[p]!) chunk.dataPage(plan, encoding, starts[p]!, starts[p + 2]!, starts[p + 1]!, starts[p + 3]!);
   }

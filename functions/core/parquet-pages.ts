@@ -98,33 +98,44 @@ export function bitWidth(max: number): number {
 }
 
 /**
- * The RLE/bit-packed hybrid of values[from, to) at `width` bits (Encodings.md "RLE"): runs of 8 or more equal
- * values as RLE runs, the rest in bit-packed groups of 8 (the last group padded with zeros). The same
- * choices as hyparquet-writer's writeRleBitPackedHybrid, without a call per byte.
+ * The RLE/bit-packed hybrid of dictionary indexes values[from, to) at `width` bits (Encodings.md "RLE"): runs
+ * of 8 or more equal values as RLE runs, the rest in bit-packed groups of 8 (the last group padded with
+ * zeros). The same choices as hyparquet-writer's writeRleBitPackedHybrid, without a call per byte.
+ * Definition levels have a copy of this loop of their own (writeDefinitionLevels): one loop reading both
+ * an Int32Array and a Uint8Array is compiled for one and deoptimized by the other, every row group.
  */
-export function writeRleHybrid(out: ByteBuffer, values: Int32Array | Uint8Array, from: number, to: number, width: number): void {
+export function writeRleHybrid(out: ByteBuffer, values: Int32Array, from: number, to: number, width: number): void {
   let i = from;
   let packedStart = from;
   let packedGroups = 0;
-  const valueBytes = (width + 7) >> 3;
   while (i < to) {
     const v = values[i]!;
     let run = 1;
     while (i + run < to && values[i + run] === v) run++;
-    if (run >= 8) {
-      if (packedGroups) out.pos = writeBitPacked(out, values, packedStart, packedGroups, to, width);
-      packedGroups = 0;
-      out.varint(run << 1);
-      const b = out.ensure(valueBytes);
-      for (let k = 0; k < valueBytes; k++) b[out.pos++] = (v >>> (k << 3)) & 0xff;
-      i += run;
-    } else {
+    const repeated = run >= 8;
+    if (!repeated) {
       if (packedGroups === 0) packedStart = i;
       packedGroups++;
       i += 8;
     }
+    // Pending groups are written from one place, in the loop: a call after a long loop has no type
+    // feedback when the loop is compiled on-stack, and deoptimizes it on every exit.
+    if (packedGroups && (repeated || i >= to)) {
+      out.pos = writeBitPacked(out, values, packedStart, packedGroups, to, width);
+      packedGroups = 0;
+    }
+    if (repeated) {
+      writeRun(out, v, run, (width + 7) >> 3);
+      i += run;
+    }
   }
-  if (packedGroups) out.pos = writeBitPacked(out, values, packedStart, packedGroups, to, width);
+}
+
+/** An RLE run: its length, then the value in `valueBytes` little-endian bytes. */
+function writeRun(out: ByteBuffer, v: number, run: number, valueBytes: number): void {
+  out.varint(run << 1);
+  const b = out.ensure(valueBytes);
+  for (let k = 0; k < valueBytes; k++) b[out.pos++] = (v >>> (k << 3)) & 0xff;
 }
 
 /**
@@ -132,7 +143,7 @@ export function writeRleHybrid(out: ByteBuffer, values: Int32Array | Uint8Array,
  * the new position: the caller stores it (a store after a long first loop, compiled on-stack, had no type
  * feedback and deoptimized on every call).
  */
-function writeBitPacked(out: ByteBuffer, values: Int32Array | Uint8Array, start: number, groups: number, end: number, width: number): number {
+function writeBitPacked(out: ByteBuffer, values: Int32Array, start: number, groups: number, end: number, width: number): number {
   out.varint((groups << 1) | 1);
   if (width === 0) return out.pos;
   const b = out.ensure(groups * width);
@@ -176,13 +187,54 @@ function writeBitPacked(out: ByteBuffer, values: Int32Array | Uint8Array, start:
 export function writeDefinitionLevels(out: ByteBuffer, defined: Uint8Array, from: number, to: number): void {
   const at = out.pos;
   out.u32(0);
-  writeRleHybrid(out, defined, from, to, 1);
+  writeLevelsHybrid(out, defined, from, to);
   const length = out.pos - at - 4;
   const b = out.bytes;
   b[at] = length;
   b[at + 1] = length >>> 8;
   b[at + 2] = length >>> 16;
   b[at + 3] = length >>> 24;
+}
+
+/** writeRleHybrid's choices for levels (0 or 1, one byte each) at bit width 1. */
+function writeLevelsHybrid(out: ByteBuffer, levels: Uint8Array, from: number, to: number): void {
+  let i = from;
+  let packedStart = from;
+  let packedGroups = 0;
+  while (i < to) {
+    const v = levels[i]!;
+    let run = 1;
+    while (i + run < to && levels[i + run] === v) run++;
+    const repeated = run >= 8;
+    if (!repeated) {
+      if (packedGroups === 0) packedStart = i;
+      packedGroups++;
+      i += 8;
+    }
+    if (packedGroups && (repeated || i >= to)) {
+      out.pos = packLevels(out, levels, packedStart, packedGroups, to);
+      packedGroups = 0;
+    }
+    if (repeated) {
+      writeRun(out, v, run, 1);
+      i += run;
+    }
+  }
+}
+
+/** `groups` bit-packed groups of 8 levels from `start`, a byte each, least significant bit first; levels at or past `end` are 0. */
+function packLevels(out: ByteBuffer, levels: Uint8Array, start: number, groups: number, end: number): number {
+  out.varint((groups << 1) | 1);
+  const b = out.ensure(groups);
+  let p = out.pos;
+  for (let g = 0; g < groups; g++) {
+    const from = start + 8 * g;
+    const to = Math.min(from + 8, end);
+    let byte = 0;
+    for (let k = from; k < to; k++) byte |= levels[k]! << (k - from);
+    b[p++] = byte;
+  }
+  return p;
 }
 
 const BLOCK = 128;
@@ -206,53 +258,59 @@ export function writeDeltaInt64(out: ByteBuffer, words: Int32Array, from: number
     out.zigzag64(0, 0);
     return;
   }
-  let prevLo = words[2 * from]!;
-  let prevHi = words[2 * from + 1]!;
-  out.zigzag64(prevLo, prevHi);
-  for (let b = from + 1; b < to; b += BLOCK) {
-    const n = Math.min(BLOCK, to - b);
-    let minLo = 0;
-    let minHi = 0;
-    for (let i = 0; i < n; i++) {
-      const lo = words[2 * (b + i)]!;
-      const hi = words[2 * (b + i) + 1]!;
-      const borrow = lo >>> 0 < prevLo >>> 0 ? 1 : 0;
-      const xLo = (lo - prevLo) | 0;
-      const xHi = (hi - prevHi - borrow) | 0;
-      dLo[i] = xLo;
-      dHi[i] = xHi;
-      if (i === 0 || xHi < minHi || (xHi === minHi && xLo >>> 0 < minLo >>> 0)) {
-        minLo = xLo;
-        minHi = xHi;
-      }
-      prevLo = lo;
-      prevHi = hi;
+  out.zigzag64(words[2 * from]!, words[2 * from + 1]!);
+  // A block per call: a page is a few calls of this function but a thousand blocks, so the block's loops
+  // are compiled once, with the feedback of many whole blocks, instead of on-stack in the middle of the
+  // first page and again for each branch they had not yet taken.
+  for (let b = from + 1; b < to; b += BLOCK) writeDeltaBlock(out, words, b, Math.min(BLOCK, to - b));
+}
+
+/** One block: the `n` deltas of the values from `b` on (each from the value before it), packed. */
+function writeDeltaBlock(out: ByteBuffer, words: Int32Array, b: number, n: number): void {
+  let prevLo = words[2 * (b - 1)]!;
+  let prevHi = words[2 * (b - 1) + 1]!;
+  let minLo = 0;
+  let minHi = 0;
+  for (let i = 0; i < n; i++) {
+    const lo = words[2 * (b + i)]!;
+    const hi = words[2 * (b + i) + 1]!;
+    const borrow = lo >>> 0 < prevLo >>> 0 ? 1 : 0;
+    const xLo = (lo - prevLo) | 0;
+    const xHi = (hi - prevHi - borrow) | 0;
+    dLo[i] = xLo;
+    dHi[i] = xHi;
+    if (i === 0 || xHi < minHi || (xHi === minHi && xLo >>> 0 < minLo >>> 0)) {
+      minLo = xLo;
+      minHi = xHi;
     }
-    out.zigzag64(minLo, minHi);
-    // deltas minus the block's minimum: unsigned, so each miniblock's width comes from the OR of its values
-    for (let m = 0; m < MINIBLOCKS; m++) {
-      let orLo = 0;
-      let orHi = 0;
-      const end = Math.min((m + 1) * PER_MINIBLOCK, n);
-      for (let i = m * PER_MINIBLOCK; i < end; i++) {
-        const xLo = dLo[i]!;
-        const borrow = xLo >>> 0 < minLo >>> 0 ? 1 : 0;
-        const aLo = (xLo - minLo) | 0;
-        const aHi = (dHi[i]! - minHi - borrow) | 0;
-        dLo[i] = aLo;
-        dHi[i] = aHi;
-        orLo |= aLo;
-        orHi |= aHi;
-      }
-      widths[m] = orHi !== 0 ? 64 - Math.clz32(orHi) : bitWidth(orLo);
+    prevLo = lo;
+    prevHi = hi;
+  }
+  out.zigzag64(minLo, minHi);
+  // deltas minus the block's minimum: unsigned, so each miniblock's width comes from the OR of its values
+  for (let m = 0; m < MINIBLOCKS; m++) {
+    let orLo = 0;
+    let orHi = 0;
+    const end = Math.min((m + 1) * PER_MINIBLOCK, n);
+    for (let i = m * PER_MINIBLOCK; i < end; i++) {
+      const xLo = dLo[i]!;
+      const borrow = xLo >>> 0 < minLo >>> 0 ? 1 : 0;
+      const aLo = (xLo - minLo) | 0;
+      const aHi = (dHi[i]! - minHi - borrow) | 0;
+      dLo[i] = aLo;
+      dHi[i] = aHi;
+      orLo |= aLo;
+      orHi |= aHi;
     }
-    const wb = out.ensure(MINIBLOCKS);
-    for (let m = 0; m < MINIBLOCKS; m++) wb[out.pos++] = widths[m]!;
-    for (let m = 0; m < MINIBLOCKS; m++) {
-      const width = widths[m]!;
-      if (width === 0) continue;
-      out.pos = packMiniblock(out, m * PER_MINIBLOCK, n, width);
-    }
+    // not bitWidth(): its Math.clz32 had no feedback yet while every block so far had width 0
+    widths[m] = orHi !== 0 ? 64 - Math.clz32(orHi) : 32 - Math.clz32(orLo);
+  }
+  const wb = out.ensure(MINIBLOCKS);
+  for (let m = 0; m < MINIBLOCKS; m++) wb[out.pos++] = widths[m]!;
+  for (let m = 0; m < MINIBLOCKS; m++) {
+    const width = widths[m]!;
+    if (width === 0) continue;
+    out.pos = packMiniblock(out, m * PER_MINIBLOCK, n, width);
   }
 }
 

@@ -5,7 +5,7 @@ import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { snappyUncompress } from 'hyparquet';
 import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
-import { ByteBuffer, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
+import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
 import { SafeIntegerSet } from '../../functions/core/row-tally.js';
 
 /**
@@ -49,6 +49,22 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
         const decoded = new Int32Array(values.length);
         readRleBitPackedHybrid(reader(out.view()), width, decoded, out.pos);
         assert.deepEqual([...decoded], [...values]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("definition levels: writeRleHybrid's bytes at width 1, after their 4-byte length", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 1, max: 40 })), { maxLength: 60 }), fc.nat(20), (runs, skip) => {
+        const levels = Uint8Array.from(runs.flatMap(([v, n]) => Array<number>(n).fill(v ? 1 : 0)));
+        const from = Math.min(skip, levels.length);
+        const out = new ByteBuffer(16);
+        writeDefinitionLevels(out, levels, from, levels.length);
+        const expected = new ByteBuffer(16);
+        writeRleHybrid(expected, Int32Array.from(levels), from, levels.length, 1);
+        const body = expected.view();
+        assert.deepEqual([...out.view()], [...new Uint8Array(new Uint32Array([body.length]).buffer), ...body]);
       }),
       { numRuns: 400 },
     );
