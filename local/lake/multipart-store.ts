@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type S3rver from 's3rver';
@@ -24,13 +25,26 @@ async function writeAll(file: FileHandle, buffers: Buffer[]): Promise<void> {
  * MD5 has seen the last byte, not once the file holds it: a CompleteMultipartUpload that follows at once
  * could join a part still being written. This one answers after the part file is written and closed, and
  * writes 1 MiB at a time instead of one write per 64 KiB socket read, as one writev of the reads (no copy).
+ *
+ * A part's ETag is not the MD5 of its bytes: the deployed buckets are SSE-KMS, where S3's ETags are not MD5s
+ * of the data either. It is an MD5 of the upload's id, the part number, its size and a CRC-32 of its bytes:
+ * 32 hex digits as S3 gives, different for every upload (a second upload of the same bytes too, as under
+ * SSE-KMS, so a read that pins an ETag with If-Match notices any replacement), and ~6x cheaper than hashing
+ * every byte with MD5 (~0.19 s of the lake thread's CPU per 130 MiB report).
+ */
+function partTag(uploadId: string, partNumber: number, size: number, crc: number): string {
+  return createHash('md5').update(`${uploadId}:${partNumber}:${size}:${crc}`).digest('hex');
+}
+
+/**
+ * s3rver's putPart, replaced as said above.
  */
 export function putPartWhole(server: S3rver): void {
   const store = server.store;
   store.putPart = async (bucket, uploadId, partNumber, content) => {
     const partPath = join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId, String(partNumber));
     await mkdir(dirname(partPath), { recursive: true });
-    const md5 = createHash('md5');
+    let crc = 0;
     let size = 0;
     const file = await open(partPath, 'w');
     try {
@@ -38,7 +52,7 @@ export function putPartWhole(server: S3rver): void {
       let gatheredBytes = 0;
       for await (const chunk of content) {
         const bytes = chunk as Buffer;
-        md5.update(bytes);
+        crc = crc32(bytes, crc);
         size += bytes.length;
         gathered.push(bytes);
         gatheredBytes += bytes.length;
@@ -52,7 +66,7 @@ export function putPartWhole(server: S3rver): void {
     } finally {
       await file.close();
     }
-    const digest = md5.digest('hex');
+    const digest = partTag(uploadId, partNumber, size, crc);
     await writeFile(`${partPath}.md5`, digest);
     return { size, md5: digest };
   };
@@ -64,9 +78,9 @@ export function putPartWhole(server: S3rver): void {
  * and write of every byte, during which a reader sees a half-written object. This replacement:
  *
  * - renames part 1 into a file in the upload's directory and appends the other parts to it in 8 MiB reads
- *   (no hashing: each part's MD5 was taken when it arrived);
- * - gives the object S3's own multipart ETag, the MD5 of the parts' binary MD5s and "-<part count>", so
- *   nothing reads the ETag as an MD5 of the content (S3 does not promise one for multipart objects either);
+ *   (no hashing: each part's tag was taken when it arrived);
+ * - gives the object S3's form of a multipart ETag, the MD5 of the parts' binary ETags and "-<part count>",
+ *   so nothing reads the ETag as an MD5 of the content (S3 does not promise one for multipart objects either);
  * - renames the joined file over the key, so a reader sees the old object or the new one, whole.
  */
 export function completeMultipartWithoutRehashing(server: S3rver): void {
