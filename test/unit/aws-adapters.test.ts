@@ -1,5 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { beforeEach, describe, it } from 'node:test';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
@@ -238,6 +239,42 @@ describe('MultipartSink against a mocked S3', () => {
       { PartNumber: 1, ETag: '"p1"', ChecksumCRC32: 'c1' },
       { PartNumber: 2, ETag: '"p2"', ChecksumCRC32: 'c2' },
     ]);
+  });
+
+  it('fills parts in buffers it reuses once a part is uploaded: each part holds its own bytes, in order', async () => {
+    const sent: Array<{ part: number; bytes: Buffer; buffer: ArrayBufferLike }> = [];
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'u1' });
+    s3.on(UploadPartCommand).callsFake(async (input: { PartNumber: number; Body: Uint8Array }) => {
+      // What S3 receives is the body as it is when the part is sent: a copy now, the buffer's identity beside it.
+      const bytes = Buffer.from(input.Body);
+      sent.push({ part: input.PartNumber, bytes, buffer: input.Body.buffer });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // S3 reads the body while the request lasts: it must not change until the part is uploaded.
+      assert.ok(Buffer.from(input.Body).equals(bytes), `part ${input.PartNumber} changed while it was uploading`);
+      return { ETag: `"p${input.PartNumber}"` };
+    });
+    s3.on(CompleteMultipartUploadCommand).resolves({ ETag: '"done-7"', VersionId: 'v7' });
+    const sink = new MultipartSink({ client: client(), bucket: 'b', key: 'k', contentType: 'x', partSizeBytes: 5 * MiB, queueSize: 2 });
+    const object = Buffer.alloc(31 * MiB + 12_345);
+    for (let i = 0; i + 4 <= object.length; i += 4) object.writeUInt32LE(i, i);
+    // Odd-sized chunks, cut across part boundaries; each reused by the caller after write() (a copy is taken).
+    const chunk = Buffer.alloc(300_007);
+    for (let at = 0; at < object.length; at += chunk.length) {
+      const n = Math.min(chunk.length, object.length - at);
+      object.copy(chunk, 0, at, at + n);
+      sink.write(chunk.subarray(0, n));
+      chunk.fill(0xee);
+      await sink.flush();
+    }
+    const stored = await sink.finish();
+    assert.equal(stored.bytes, object.length);
+    assert.equal(stored.sha256, createHash('sha256').update(object).digest('hex'));
+    sent.sort((a, b) => a.part - b.part);
+    assert.deepEqual(sent.map((p) => p.bytes.length), [5, 5, 5, 5, 5, 5].map((m) => m * MiB).concat([MiB + 12_345]));
+    assert.ok(Buffer.concat(sent.map((p) => p.bytes)).equals(object), 'the parts joined are the object, byte for byte');
+    // Two uploading, one cut and waiting, one being filled: queueSize + 2 buffers at most, for 7 parts.
+    const buffers = new Set(sent.map((p) => p.buffer)).size;
+    assert.ok(buffers <= 4, `${buffers} part buffers for 7 parts`);
   });
 
   it('a failed part fails the next flush()/finish(), which aborts the upload; later writes refuse', async () => {
