@@ -132,6 +132,12 @@ export class RowBatchBuilder {
   // cheaper than parsing again.
   private readonly lastText: string[];
   private readonly lastValue: Float64Array;
+  /**
+   * Per column, the bigint or decimal value of the row add() typed last, as the safe integer it stores (a
+   * decimal in units of its scale); NaN when it needed a BigInt. Read by the data checks' tally
+   * (row-tally.ts), which would otherwise parse the key and the sum column a second time. Not set for nulls.
+   */
+  readonly safeValues: Float64Array;
 
   // Per column, indexed by column number; unused slots hold empty arrays so every array stays monomorphic.
   /** Per text column: the batch's values as UTF-8, and how many bytes are used. */
@@ -163,6 +169,7 @@ export class RowBatchBuilder {
     this.fixedRowBytes = columns.reduce((sum, c) => sum + KINDS[c.kind].bytes, 0);
     this.lastText = columns.map(() => '');
     this.lastValue = new Float64Array(columns.length);
+    this.safeValues = new Float64Array(columns.length);
     this.dictMode = Uint8Array.from(columns, (c) => (c.kind === 'string' ? 1 : 0));
     this.utf8Used = new Int32Array(columns.length);
     this.allocate();
@@ -203,6 +210,7 @@ export class RowBatchBuilder {
           } else {
             this.setInt64(c, row, v);
           }
+          this.safeValues[c] = v === NEEDS_BIGINT ? NaN : v;
           break;
         }
         case DECIMAL: {
@@ -216,6 +224,7 @@ export class RowBatchBuilder {
           } else {
             this.setInt64(c, row, v);
           }
+          this.safeValues[c] = v === NEEDS_BIGINT ? NaN : v;
           break;
         }
         case TIMESTAMP: {

@@ -42,7 +42,7 @@ export class RowLoop {
       return;
     }
     this.rowsWritten++;
-    if (this.tally) this.tally.add(record);
+    if (this.tally) this.tally.add(record, this.builder.safeValues);
     this.groupRows++;
     this.groupBytes += typed;
     if (this.groupBytes >= this.bounds.bytes || (this.groupRows >= this.bounds.rows && !this.holdGroup())) this.closeGroup();

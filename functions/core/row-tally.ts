@@ -1,5 +1,5 @@
 import type { ReportDefinition } from './report-definition.js';
-import { NEEDS_BIGINT, parseDecimal, parseInt64, parseSafeDecimal, parseSafeInteger } from './value-parsers.js';
+import { parseDecimal, parseInt64 } from './value-parsers.js';
 
 /**
  * What the data checks need from the rows of one file, gathered as the converter writes them: how many rows
@@ -7,8 +7,9 @@ import { NEEDS_BIGINT, parseDecimal, parseInt64, parseSafeDecimal, parseSafeInte
  * (`volume.sumColumn`). Nothing is kept when the definition declares neither, and the converter then never
  * calls in here: the row loop is the pipeline's hot path (bench/convert.bench.ts).
  *
- * Values are read again from the record's text rather than from the typed batch: the row already typed, so
- * parsing succeeds, and a second parse of one field (~20 ns) costs far less than the set insert beside it.
+ * A bigint key and the sum column are taken as the converter typed them (RowBatchBuilder.safeValues), not
+ * parsed again from the record's text: with rising ids the set insert is an append, and the second parse
+ * was most of the tally's cost. Values beyond 2^53 come from the text.
  */
 
 export interface RowTallyResult {
@@ -165,16 +166,18 @@ export class RowTally {
     return wanted ? new RowTally(report) : undefined;
   }
 
-  /** One row that typed and was written. */
-  add(record: readonly string[]): void {
+  /**
+   * One row that typed and was written; `typed` holds its bigint and decimal values as the converter typed
+   * them (RowBatchBuilder.safeValues: NaN beyond 2^53).
+   */
+  add(record: readonly string[], typed: Float64Array): void {
     const keys = this.keyColumns;
     if (keys.length) {
       let fresh: boolean;
       if (this.intKey) {
-        const text = record[keys[0]!]!;
-        const v = parseSafeInteger(text);
+        const v = typed[keys[0]!]!;
         // Beyond 2^53 the canonical text stands for the value (the row typed, so it is a valid int64).
-        fresh = v === NEEDS_BIGINT ? addNew(this.texts, String(parseInt64(text))) : this.ints.add(v);
+        fresh = v === v ? this.ints.add(v) : addNew(this.texts, String(parseInt64(record[keys[0]!]!)));
       } else {
         // One string per row; \u0000 cannot occur inside a CSV value the gateway sends for a key.
         let key = record[keys[0]!]!;
@@ -186,8 +189,8 @@ export class RowTally {
     if (this.sumColumn >= 0) {
       const text = record[this.sumColumn]!;
       if (text.length === 0) return; // null: adds nothing
-      const v = this.sumIsDecimal ? parseSafeDecimal(text, this.sumPrecision, this.sumScale) : parseSafeInteger(text);
-      if (v === NEEDS_BIGINT) {
+      const v = typed[this.sumColumn]!;
+      if (v !== v) {
         this.big += (this.sumIsDecimal ? parseDecimal(text, this.sumPrecision, this.sumScale) : parseInt64(text))!;
         return;
       }

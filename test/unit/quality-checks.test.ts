@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { loadCatalog } from '../../config/reports/index.js';
 import { CHECK_OUTCOMES, findingsOf, QUALITY_CHECKS, qualityChecks, type HistoryLoad } from '../../functions/core/quality-checks.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
+import { RowBatchBuilder } from '../../functions/core/row-group-buffer.js';
 import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/row-tally.js';
 import { historyWindows } from '../../functions/core/volume-band.js';
 import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
@@ -15,9 +16,10 @@ import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from
 
 const base = loadCatalog().get('transactions');
 /** The fixture report with other check settings, validated as a file would be. */
-function variant(edit: Partial<Record<'keys' | 'volume' | 'window', unknown>>): ReportDefinition {
+function variant(edit: Partial<Record<'keys' | 'volume' | 'window', unknown>>, nullable: string[] = []): ReportDefinition {
   const { columns, ...rest } = base;
-  return parseReportDefinition({ ...rest, columns: columns.map(({ kind: _k, precision: _p, scale: _s, ...c }) => c), ...edit }, 'variant.json');
+  const written = columns.map(({ kind: _k, precision: _p, scale: _s, ...c }) => (nullable.includes(c.name) ? { ...c, nullable: true } : c));
+  return parseReportDefinition({ ...rest, columns: written, ...edit }, 'variant.json');
 }
 const day = (d: string, report: ReportDefinition = base) => windowAt(parseLocalDateTime(d), parseWindowSize(report.window));
 /** History of the window with these row counts (undefined: that week has no loaded manifest), and sums. */
@@ -123,32 +125,43 @@ describe('the data checks of a window', () => {
 
 describe('the row tally', () => {
   const row = (id: string, amount: string) => ['M', id, 'OID', '2026-11-20 10:00:00', amount, 'RUB', 'SALE', '', '20.11.2026'];
+  /** A tally fed as the converter feeds it: each record typed by a real RowBatchBuilder first, whose values it reads. */
+  const tallied = (report: ReportDefinition) => {
+    const tally = RowTally.for(report)!;
+    const builder = new RowBatchBuilder(report.columns);
+    const add = (record: string[]) => {
+      const typed = builder.add(record);
+      assert.equal(typeof typed, 'number', `the row types: ${JSON.stringify(typed)}`);
+      tally.add(record, builder.safeValues);
+    };
+    return { tally, add };
+  };
 
   it('counts rows whose key was seen before in the file, by value for a bigint key, beyond 2^53 too', () => {
-    const tally = RowTally.for(base)!;
-    for (const id of ['4294967296001', '4294967296002', '4294967296001', '9007199254740993', '9007199254740993', '4294967296001']) tally.add(row(id, '1.000'));
+    const { tally, add } = tallied(base);
+    for (const id of ['4294967296001', '4294967296002', '4294967296001', '9007199254740993', '9007199254740993', '4294967296001', '9007199254740992']) add(row(id, '1.000'));
     assert.deepEqual(tally.result(), { duplicateKeys: 3 });
   });
 
   it('composite keys compare all their columns', () => {
-    const tally = RowTally.for(variant({ keys: ['transaction_id', 'currency'] }))!;
-    tally.add(row('1', '1.000'));
-    tally.add([...row('1', '1.000').slice(0, 5), 'USD', ...row('1', '1.000').slice(6)]);
-    tally.add(row('1', '2.000'));
+    const { tally, add } = tallied(variant({ keys: ['transaction_id', 'currency'] }));
+    add(row('1', '1.000'));
+    add([...row('1', '1.000').slice(0, 5), 'USD', ...row('1', '1.000').slice(6)]);
+    add(row('1', '2.000'));
     assert.deepEqual(tally.result(), { duplicateKeys: 1 });
   });
 
   it('sums a decimal column exactly, past 2^53 in its units, and skips nulls', () => {
-    const tally = RowTally.for(variant({ keys: undefined, volume: { sumColumn: 'amount' } }))!;
-    const big = '999999999999999.999'; // 10^18 - 1 thousandths: far past 2^53 when added up
-    for (let i = 0; i < 20; i++) tally.add(row(String(i), big));
-    tally.add(row('x', '-0.001'));
+    const { tally, add } = tallied(variant({ keys: undefined, volume: { sumColumn: 'amount' } }));
+    const big = '999999999999999.999'; // 10^18 - 1 thousandths: past 2^53 by itself, typed as a BigInt
+    for (let i = 0; i < 20; i++) add(row(String(i), big));
+    add(row('21', '-0.001'));
     assert.deepEqual(tally.result(), { sum: '19999999999999999.979' });
     // Safe values whose running total passes 2^53 (4e15 + 1 thousandths each): still exact.
-    const spill = RowTally.for(variant({ keys: undefined, volume: { sumColumn: 'amount' } }))!;
+    const spill = tallied(variant({ keys: undefined, volume: { sumColumn: 'amount' } }, ['amount']));
     for (let i = 0; i < 5; i++) spill.add(row(String(i), '4000000000000.001'));
-    spill.add(row('n', ''));
-    assert.deepEqual(spill.result(), { sum: '20000000000000.005' });
+    spill.add(row('99', ''));
+    assert.deepEqual(spill.tally.result(), { sum: '20000000000000.005' });
     assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: true } })), undefined, 'nothing declared: no tally, no per-row work');
   });
 
