@@ -27,7 +27,8 @@ async function writeAll(file: FileHandle, buffers: Buffer[]): Promise<void> {
  * writes 1 MiB at a time instead of one write per 64 KiB socket read, as one writev of the reads (no copy).
  *
  * A part's ETag is not the MD5 of its bytes: the deployed buckets are SSE-KMS, where S3's ETags are not MD5s
- * of the data either. It is an MD5 of the upload's id, the part number, its size and a CRC-32 of its bytes:
+ * of the data either (the S3 API reference, Object's ETag: not an MD5 digest under SSE-C or SSE-KMS, nor for
+ * an object made by a multipart upload, whatever its encryption). It is an MD5 of the upload's id, the part number, its size and a CRC-32 of its bytes:
  * 32 hex digits as S3 gives, different for every upload (a second upload of the same bytes too, as under
  * SSE-KMS, so a read that pins an ETag with If-Match notices any replacement), and ~6x cheaper than hashing
  * every byte with MD5 (~0.19 s of the lake thread's CPU per 130 MiB report).
