@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { snappyUncompress } from 'hyparquet';
-import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { snappyCompress, snappyCompressShared } from 'hyparquet-writer/src/snappy.js';
 import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
 import { SafeIntegerSet } from '../../functions/core/row-tally.js';
 
@@ -78,6 +78,22 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
       snappyUncompress(snappyCompress(input), out);
       assert.deepEqual(Buffer.from(out), Buffer.from(input));
     }
+  });
+
+  it('snappyCompressShared gives the same bytes as a view the next call overwrites; snappyCompress a copy of its own', () => {
+    const a = Buffer.from('"ORD-1A2B3C4D","Оплата заказа №1"\r\n'.repeat(500));
+    const b = Buffer.from('"ORD-FFFFFFFF","Top-up #1, client 9"\r\n'.repeat(500));
+    const copy = snappyCompress(a);
+    const shared = snappyCompressShared(a);
+    assert.deepEqual(Buffer.from(shared), Buffer.from(copy));
+    const before = Buffer.from(shared);
+    const other = snappyCompressShared(b);
+    assert.equal(other.buffer, shared.buffer, 'one reused buffer');
+    assert.notDeepEqual(Buffer.from(shared), before, 'the earlier view now shows the later call');
+    assert.deepEqual(Buffer.from(copy), before, 'the copy stays');
+    const out = new Uint8Array(b.length);
+    snappyUncompress(other, out);
+    assert.deepEqual(Buffer.from(out), b);
   });
 
   it('the patched Snappy compressor round-trips matches of every length and offset, ending anywhere, from any byte offset', () => {
