@@ -191,10 +191,15 @@ function pageStarts(plan: ChunkPlan, rows: number, nonNull: number, pageSize: nu
   // One scan per kind of size, each returning a count: the scans are compiled on-stack (a chunk is
   // one call), and a scan shared by fixed sizes and string lengths, or one that built the result after
   // its loop, was compiled again for each.
+  const size = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : 1;
   const n =
     values?.kind === 'utf8'
-      ? utf8PageStarts(defined, values.ends, rows, pageSize)
-      : fixedPageStarts(defined, rows, values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : 1, pageSize);
+      ? defined === null
+        ? utf8PageStartsNoNulls(values.ends, rows, pageSize)
+        : utf8PageStarts(defined, values.ends, rows, pageSize)
+      : defined === null
+        ? fixedPageStartsNoNulls(rows, size, pageSize)
+        : fixedPageStarts(defined, rows, size, pageSize);
   const out = new Int32Array(n + 4);
   out.set(found.subarray(0, n), 2);
   out[n + 2] = rows;
@@ -237,6 +242,46 @@ function fixedPageStarts(defined: Uint8Array | null, rows: number, size: number,
     if (present) v++;
   }
   return n;
+}
+
+/**
+ * fixedPageStarts without nulls, where every row weighs `size`: the scan closes a page at the row that
+ * takes it to pageSize (that row starts the next page), so every page has the same number of rows.
+ */
+function fixedPageStartsNoNulls(rows: number, size: number, pageSize: number): number {
+  const perPage = Math.max(1, Math.ceil(pageSize / size) - 1);
+  let n = 0;
+  for (let r = perPage; r < rows; r += perPage) {
+    roomForPage(n);
+    found[n++] = r;
+    found[n++] = r;
+  }
+  return n;
+}
+
+/**
+ * utf8PageStarts without nulls: a binary search per page instead of a scan per row. Bytes of values [0, r]
+ * are ends[r] - 4(r + 1), which never falls as r grows; a page from row `first` closes at the first row
+ * r > first whose bytes since `first` reach pageSize.
+ */
+function utf8PageStartsNoNulls(ends: Int32Array, rows: number, pageSize: number): number {
+  let n = 0;
+  let first = 0;
+  for (;;) {
+    const base = first ? ends[first - 1]! - 4 * first : 0;
+    let lo = first + 1;
+    let hi = rows; // rows: no row closes the page
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ends[mid]! - 4 * (mid + 1) - base >= pageSize) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo >= rows) return n;
+    roomForPage(n);
+    found[n++] = lo;
+    found[n++] = lo;
+    first = lo;
+  }
 }
 
 /** pageStarts for strings, each weighing its UTF-8 length (`ends` as in Utf8Values): the number of entries it put in `found`. */
@@ -467,4 +512,16 @@ export class RowGroupEncoder {
     this.encodeMs += performance.now() - t;
     await done;
   }
+}
+
+/** The [row, value] pairs pageStarts finds for a column without nulls, by the row scan or by the shortcut (tests hold them equal). */
+export function pageStartPairs(ends: Int32Array | null, rows: number, size: number, pageSize: number, shortcut: boolean): number[] {
+  const n = ends
+    ? shortcut
+      ? utf8PageStartsNoNulls(ends, rows, pageSize)
+      : utf8PageStarts(null, ends, rows, pageSize)
+    : shortcut
+      ? fixedPageStartsNoNulls(rows, size, pageSize)
+      : fixedPageStarts(null, rows, size, pageSize);
+  return Array.from(found.subarray(0, n));
 }

@@ -6,6 +6,7 @@ import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { snappyUncompress } from 'hyparquet';
 import { snappyCompress, snappyCompressShared } from 'hyparquet-writer/src/snappy.js';
 import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
+import { pageStartPairs } from '../../functions/core/parquet-encoder.js';
 import { SafeIntegerSet } from '../../functions/core/row-tally.js';
 
 /**
@@ -78,6 +79,21 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
       snappyUncompress(snappyCompress(input), out);
       assert.deepEqual(Buffer.from(out), Buffer.from(input));
     }
+  });
+
+  it('page starts without nulls: the shortcuts find the pages the row scans find', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(300), { maxLength: 3000 }), fc.integer({ min: 1, max: 5000 }), fc.constantFrom(1, 4, 8), (lengths, pageSize, size) => {
+        const ends = new Int32Array(lengths.length);
+        lengths.reduce((end, len, i) => (ends[i] = end + 4 + len), 0);
+        const rows = lengths.length;
+        assert.deepEqual(pageStartPairs(ends, rows, 0, pageSize, true), pageStartPairs(ends, rows, 0, pageSize, false));
+        assert.deepEqual(pageStartPairs(null, rows, size, pageSize, true), pageStartPairs(null, rows, size, pageSize, false));
+      }),
+      { numRuns: 500 },
+    );
+    // the converter's page size over 8-byte values: a page closes at 131,071 rows
+    assert.deepEqual(pageStartPairs(null, 131_072, 8, 1 << 20, true).slice(0, 2), [131_071, 131_071]);
   });
 
   it('snappyCompressShared gives the same bytes as a view the next call overwrites; snappyCompress a copy of its own', () => {
