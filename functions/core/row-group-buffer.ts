@@ -106,6 +106,22 @@ const EMPTY_I32 = new Int32Array(0);
 const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 const EMPTY_I16 = new Int16Array(0);
+/**
+ * A text column's first buffer: a batch of 4,096 values of up to ~60 bytes without growing. Growing is
+ * rare code, and its first run deoptimized add(), into which V8 had compiled it.
+ */
+const UTF8_START = 1 << 18;
+
+/**
+ * An empty array of strings that has held one: `[]` starts with the elements kind of small integers, and
+ * each batch's new dictionary array then showed add() a second array map, which deoptimized it.
+ */
+function stringArray(): string[] {
+  const a = [''];
+  a.length = 0;
+  return a;
+}
+
 /** Slots of a batch dictionary's table: twice DICT_LIMIT, so probes stay short. */
 const DICT_MASK = 511;
 
@@ -342,7 +358,7 @@ export class RowBatchBuilder {
       this.text += size;
     }
     this.dictSlots[c]!.fill(-1);
-    this.dictValues[c] = [];
+    this.dictValues[c] = stringArray();
   }
 
   /**
@@ -422,7 +438,7 @@ export class RowBatchBuilder {
     for (const c of this.stringCols) {
       this.utf8Used[c] = 0;
       this.dictSlots[c]!.fill(-1);
-      this.dictValues[c] = [];
+      this.dictValues[c] = stringArray();
     }
     return { rows, columns };
   }
@@ -432,9 +448,9 @@ export class RowBatchBuilder {
     const cap = BATCH_ROWS;
     for (let c = 0; c < this.n; c++) {
       const kind = this.kinds[c];
-      this.utf8.push(kind === STRING ? new Uint8Array(1 << 16) : EMPTY_U8);
+      this.utf8.push(kind === STRING ? new Uint8Array(UTF8_START) : EMPTY_U8);
       this.dictSlots.push(kind === STRING ? new Int16Array(DICT_MASK + 1).fill(-1) : EMPTY_I16);
-      this.dictValues.push([]);
+      this.dictValues.push(stringArray());
       this.lengths.push(kind === STRING ? new Int32Array(cap) : EMPTY_I32);
       const i64 = kind === BIGINT || kind === DECIMAL || kind === TIMESTAMP ? new BigInt64Array(cap) : EMPTY_I64;
       this.i64.push(i64);
