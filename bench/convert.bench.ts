@@ -230,7 +230,8 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
     [
       `inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x csv-parse's as published (the floor this target was set against), same run`,
       ours.cpuMs / stock.cpuMs <= TARGETS.cpuVsFloor,
-      `${num(ours.cpuMs / stock.cpuMs)}x (against the patched csv-parse the converter runs: ${num(cpuVsFloor)}x; typing and encoding now cost about what parsing does)`,
+      `${num(ours.cpuMs / stock.cpuMs)}x (against the patched csv-parse the converter runs: ${num(cpuVsFloor)}x, ${cpuVsFloor <= TARGETS.cpuVsFloor ? 'within' : 'over'} the ${TARGETS.cpuVsFloor}x; ` +
+        `typing and encoding cost ${Math.round((cpuVsFloor - 1) * 100)}% of what parsing does)`,
     ],
     [`peak RSS <= ${TARGETS.rssMb} MB at 1M rows (inline)`, ours.maxRssMb <= TARGETS.rssMb, `${ours.maxRssMb} MB`],
     ...(big
