@@ -192,19 +192,21 @@ function pageStarts(plan: ChunkPlan, rows: number, nonNull: number, pageSize: nu
   // one call), and a scan shared by fixed sizes and string lengths, or one that built the result after
   // its loop, was compiled again for each.
   const size = values === undefined ? 4 : values.kind === 'int64' ? 8 : values.kind === 'int32' ? 4 : 1;
-  const n =
-    values?.kind === 'utf8'
-      ? defined === null
-        ? utf8PageStartsNoNulls(values.ends, rows, pageSize)
-        : utf8PageStarts(defined, values.ends, rows, pageSize)
-      : defined === null
-        ? fixedPageStartsNoNulls(rows, size, pageSize)
-        : fixedPageStarts(defined, rows, size, pageSize);
+  const n = findPageStarts(defined, values?.kind === 'utf8' ? values.ends : null, rows, size, pageSize, defined === null);
   const out = new Int32Array(n + 4);
   out.set(found.subarray(0, n), 2);
   out[n + 2] = rows;
   out[n + 3] = nonNull;
   return out;
+}
+
+/**
+ * Puts the page starts in `found` (strings when `ends` is given, else values of `size` bytes) and returns how
+ * many entries: by a scan of the rows, or without nulls by the shortcuts (`shortcut`; tests compare the two).
+ */
+function findPageStarts(defined: Uint8Array | null, ends: Int32Array | null, rows: number, size: number, pageSize: number, shortcut: boolean): number {
+  if (ends) return shortcut ? utf8PageStartsNoNulls(ends, rows, pageSize) : utf8PageStarts(defined, ends, rows, pageSize);
+  return shortcut ? fixedPageStartsNoNulls(rows, size, pageSize) : fixedPageStarts(defined, rows, size, pageSize);
 }
 
 /** The page starts after the first that the scans below found, [row, value] pairs; reused from chunk to chunk. */
@@ -516,12 +518,5 @@ export class RowGroupEncoder {
 
 /** The [row, value] pairs pageStarts finds for a column without nulls, by the row scan or by the shortcut (tests hold them equal). */
 export function pageStartPairs(ends: Int32Array | null, rows: number, size: number, pageSize: number, shortcut: boolean): number[] {
-  const n = ends
-    ? shortcut
-      ? utf8PageStartsNoNulls(ends, rows, pageSize)
-      : utf8PageStarts(null, ends, rows, pageSize)
-    : shortcut
-      ? fixedPageStartsNoNulls(rows, size, pageSize)
-      : fixedPageStarts(null, rows, size, pageSize);
-  return Array.from(found.subarray(0, n));
+  return Array.from(found.subarray(0, findPageStarts(null, ends, rows, size, pageSize, shortcut)));
 }
