@@ -101,6 +101,7 @@ interface Best {
   maxRssMb: number;
   rows: number;
   outBytes: number;
+  tenths?: number[];
   extra?: Record<string, unknown>;
 }
 
@@ -138,6 +139,18 @@ function printLayout(footer: ParquetFooter): void {
   });
 }
 const num = (n: number, digits = 2) => n.toFixed(digits);
+
+/**
+ * A run's CPU by tenth of its input (measure.ts's cpuByTenth) split in two: the steady state, the mean of
+ * the last seven tenths (what a warm process pays; they close six of the eight row groups, about the
+ * file's share), and the warm-up, what the first three tenths cost above it (compiling and running the
+ * hot code before it is compiled).
+ */
+function warmAndSteady(tenths: number[] | undefined): { steady: number; warmUp: number } | undefined {
+  if (!tenths || tenths.length !== 10) return undefined;
+  const steady = tenths.slice(3).reduce((a, b) => a + b, 0) / 7;
+  return { steady, warmUp: tenths.slice(0, 3).reduce((a, b) => a + b, 0) - 3 * steady };
+}
 
 type Manifest = { timings?: unknown; rowGroups?: number; encoder?: string; tally?: unknown; encodeMsByColumn?: Record<string, number> };
 
@@ -210,6 +223,17 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
     console.log(`inline manifest: ${manifest.rowGroups} row groups, timings ${JSON.stringify(manifest.timings)}, tally ${JSON.stringify(manifest.tally)}`);
     if (manifest.encodeMsByColumn) console.log(`  encoding by column (ms): ${Object.entries(manifest.encodeMsByColumn).map(([c, ms]) => `${c} ${ms}`).join(', ')}`);
   }
+  const floorSplit = warmAndSteady(floor.tenths);
+  const oursSplit = warmAndSteady(ours.tenths);
+  if (floorSplit && oursSplit) {
+    console.log('CPU by tenth of the input (ms, all threads; the lowest-CPU run of each):');
+    console.log(`  floor      ${floor.tenths!.join(' ')}`);
+    console.log(`  converter  ${ours.tenths!.join(' ')}`);
+    console.log(
+      `  steady (the mean of the last seven tenths): floor ${Math.round(floorSplit.steady)} ms, converter ${Math.round(oursSplit.steady)} ms a tenth = ${num(oursSplit.steady / floorSplit.steady)}x; ` +
+        `warm-up (the first three tenths above that): floor ${Math.round(floorSplit.warmUp)} ms, converter ${Math.round(oursSplit.warmUp)} ms`,
+    );
+  }
   console.log(`load average after: ${loadAfter.map((l) => num(l)).join(' ')}`);
   console.log(
     'trustworthy under load: CPU times (each the lowest of its runs; a busy machine adds ~5-15% to both sides, so the ratio moves less) and peak RSS. ' +
@@ -231,7 +255,8 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
       `inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x csv-parse's as published (the floor this target was set against), same run`,
       ours.cpuMs / stock.cpuMs <= TARGETS.cpuVsFloor,
       `${num(ours.cpuMs / stock.cpuMs)}x (against the patched csv-parse the converter runs: ${num(cpuVsFloor)}x, ${cpuVsFloor <= TARGETS.cpuVsFloor ? 'within' : 'over'} the ${TARGETS.cpuVsFloor}x; ` +
-        `typing and encoding cost ${Math.round((cpuVsFloor - 1) * 100)}% of what parsing does)`,
+        `typing and encoding cost ${Math.round((cpuVsFloor - 1) * 100)}% of what parsing does` +
+        (floorSplit && oursSplit ? `; warm: ${num(oursSplit.steady / floorSplit.steady)}x, the rest is warm-up, ${Math.round(oursSplit.warmUp - floorSplit.warmUp)} ms more than the floor's)` : ')'),
     ],
     [`peak RSS <= ${TARGETS.rssMb} MB at 1M rows (inline)`, ours.maxRssMb <= TARGETS.rssMb, `${ours.maxRssMb} MB`],
     ...(big

@@ -1,10 +1,10 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { loadCatalog } from '../../config/reports/index.js';
 import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
 import type { EncoderMode } from '../../functions/core/encoder-thread.js';
 import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { measure } from './measure.js';
+import { cpuByTenth, measure } from './measure.js';
 
 /**
  * Our converter, file to file, as the parse function runs it. `repeat` > 1 streams the file's rows that
@@ -35,11 +35,13 @@ async function* repeated(times: number): AsyncGenerator<Buffer> {
 
 await measure(async () => {
   const times = Number(repeat);
+  const stream = times === 1 ? createReadStream(file) : undefined;
+  const tenths = stream ? cpuByTenth(stream, statSync(file).size) : undefined;
   const manifest = await convertCsvToParquet({
-    input: times === 1 ? createReadStream(file) : Readable.from(repeated(times)),
+    input: stream ?? Readable.from(repeated(times)),
     output: createWriteStream(out),
     report: definition(),
     encoder: encoder as EncoderMode,
   });
-  return { rows: manifest.rowsWritten, outBytes: manifest.bytesOut, extra: { manifest } };
+  return { rows: manifest.rowsWritten, outBytes: manifest.bytesOut, tenths: tenths?.(), extra: { manifest } };
 });
