@@ -551,8 +551,10 @@ function minMaxInt32(values: Int32Array, count: number): MinMax {
 
 /**
  * Where the scans below found the smallest value (0) and the largest (1). They store into it from the
- * loop, as they go, and build nothing after it: a chunk's loop is compiled on-stack, and code after the
- * loop that had never run (building the statistics) deoptimized it on every chunk.
+ * loop, every row, and build nothing after it: a chunk's loop is compiled on-stack, and code after the
+ * loop that had never run (building the statistics) deoptimized it on every chunk. The branches only move
+ * locals: a store in the branch of a new minimum had never run on rising values (ids, timestamps) when
+ * the loop was compiled, and deoptimized it at the first column whose values fall.
  */
 const extremes = new Int32Array(2);
 
@@ -568,6 +570,8 @@ function findExtremesInt64(w: Int32Array, count: number): void {
   let minHi = w[1]!;
   let maxLo = minLo;
   let maxHi = minHi;
+  let minK = 0;
+  let maxK = 0;
   extremes[0] = 0;
   extremes[1] = 0;
   for (let k = 1; k < count; k++) {
@@ -576,12 +580,14 @@ function findExtremesInt64(w: Int32Array, count: number): void {
     if (hi < minHi || (hi === minHi && lo < minLo)) {
       minHi = hi;
       minLo = lo;
-      extremes[0] = k;
+      minK = k;
     } else if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
       maxHi = hi;
       maxLo = lo;
-      extremes[1] = k;
+      maxK = k;
     }
+    extremes[0] = minK;
+    extremes[1] = maxK;
   }
 }
 
@@ -600,35 +606,42 @@ function findExtremesUtf8(data: Uint8Array, ends: Int32Array, count: number): vo
   let minTo = ends[0]!;
   let maxFrom = minFrom;
   let maxTo = minTo;
+  let minK = 0;
+  let maxK = 0;
   extremes[0] = 0;
   extremes[1] = 0;
   for (let k = 1; k < count; k++) {
     const from = ends[k - 1]! + 4;
     const to = ends[k]!;
-    if (compareUtf8(view, data, from, to, minFrom, minTo) < 0) {
+    if (compareUtf8(view, from, to, minFrom, minTo) < 0) {
       minFrom = from;
       minTo = to;
-      extremes[0] = k;
-    } else if (compareUtf8(view, data, from, to, maxFrom, maxTo) > 0) {
+      minK = k;
+    } else if (compareUtf8(view, from, to, maxFrom, maxTo) > 0) {
       maxFrom = from;
       maxTo = to;
-      extremes[1] = k;
+      maxK = k;
     }
+    extremes[0] = minK;
+    extremes[1] = maxK;
   }
 }
 
-/** Unsigned byte order of data[a, aTo) and data[b, bTo) (Parquet's order for UTF8 min/max). */
-function compareUtf8(view: DataView, data: Uint8Array, a: number, aTo: number, b: number, bTo: number): number {
+/**
+ * Unsigned byte order of the values at [a, aTo) and [b, bTo) (Parquet's order for UTF8 min/max), 4 bytes at a
+ * time as big-endian words. The last word of the shorter length is the one that ends there, its first bytes
+ * (compared already, or the 4-byte length before a value shorter than 4) masked off: one path for every
+ * word, because a tail loop of single bytes, first reached when two values were equal up to their last
+ * word, deoptimized the scan that had inlined this. Every value follows its 4-byte length, so a + n - 4 >= 0.
+ */
+function compareUtf8(view: DataView, a: number, aTo: number, b: number, bTo: number): number {
   const n = Math.min(aTo - a, bTo - b);
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const x = view.getUint32(a + i);
-    const y = view.getUint32(b + i);
+  for (let i = 0; i < n; i += 4) {
+    const at = Math.min(i, n - 4);
+    const mask = 0xffffffff >>> ((i - at) << 3);
+    const x = (view.getUint32(a + at) & mask) >>> 0;
+    const y = (view.getUint32(b + at) & mask) >>> 0;
     if (x !== y) return x < y ? -1 : 1;
-  }
-  for (; i < n; i++) {
-    const d = data[a + i]! - data[b + i]!;
-    if (d !== 0) return d;
   }
   return aTo - a - (bTo - b);
 }

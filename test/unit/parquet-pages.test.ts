@@ -5,6 +5,7 @@ import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { snappyUncompress } from 'hyparquet';
 import { snappyCompress, snappyCompressShared } from 'hyparquet-writer/src/snappy.js';
+import { minMax } from '../../functions/core/column-buffers.js';
 import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
 import { pageStartPairs } from '../../functions/core/parquet-encoder.js';
 import { SafeIntegerSet } from '../../functions/core/row-tally.js';
@@ -68,6 +69,36 @@ describe('Parquet page encoders (parquet-pages.ts)', () => {
         assert.deepEqual([...out.view()], [...new Uint8Array(new Uint32Array([body.length]).buffer), ...body]);
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it('statistics: min and max of strings in byte order and of int64 values, as a sort finds them', () => {
+    // Values short enough to read into the length before them (and longer than 255 bytes, whose length's
+    // second byte is not 0), equal up to their last bytes, multi-byte UTF-8.
+    const unit = fc.constantFrom('a', 'b', 'ab', 'é', 'я', '😀', '\u0000', 'z');
+    const text = fc.oneof({ arbitrary: fc.string({ unit, maxLength: 12 }), weight: 4 }, { arbitrary: fc.string({ unit, minLength: 256, maxLength: 300 }), weight: 1 });
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 60 }), (strings) => {
+        const parts = strings.map((t) => Buffer.from(t, 'utf8'));
+        const data = Buffer.concat(parts.flatMap((p) => [Buffer.from(new Uint32Array([p.length]).buffer), p]));
+        let end = 0;
+        const ends = Int32Array.from(parts, (p) => (end += 4 + p.length));
+        const stats = minMax({ kind: 'utf8', data, ends, count: parts.length, defined: null });
+        const sorted = [...parts].sort(Buffer.compare);
+        assert.deepEqual(Buffer.from(stats.min_value as Uint8Array), sorted[0]);
+        assert.deepEqual(Buffer.from(stats.max_value as Uint8Array), sorted.at(-1));
+      }),
+      { numRuns: 500 },
+    );
+    const int64 = fc.oneof(fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }), fc.bigInt({ min: -5n, max: 5n }));
+    fc.assert(
+      fc.property(fc.array(int64, { minLength: 1, maxLength: 60 }), (values) => {
+        const words = new Int32Array(new BigInt64Array(values).buffer);
+        const stats = minMax({ kind: 'int64', words, count: values.length, defined: null });
+        const sorted = [...values].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        assert.deepEqual([stats.min_value, stats.max_value], [sorted[0], sorted.at(-1)]);
+      }),
+      { numRuns: 500 },
     );
   });
 
