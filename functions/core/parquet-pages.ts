@@ -318,40 +318,27 @@ function writeDeltaBlock(out: ByteBuffer, words: Int32Array, b: number, n: numbe
 function packMiniblock(out: ByteBuffer, start: number, n: number, width: number): number {
   const b = out.ensure(width * 4);
   let p = out.pos;
-  if (width <= 24) {
-    let acc = 0;
-    let bits = 0;
-    for (let k = 0; k < PER_MINIBLOCK; k++) {
-      const i = start + k;
-      acc |= (i < n ? dLo[i]! : 0) << bits;
-      bits += width;
+  // Each value in 16-bit pieces (the last one narrower), through an int accumulator: at most 7 pending
+  // bits + 16 stay within 32. A double accumulator's `2 ** bits`, `%` and `/` (a Math.pow per value) made
+  // the benchmark's transaction_id (a wide block around each id beyond 2^53) cost ~45 ms per million rows
+  // to encode instead of ~25; the bytes are the same. One loop for every width: a separate one for narrow
+  // widths was first run by the second DELTA column, after the first (whose only non-zero blocks are
+  // wide) had got this compiled without it, and deoptimized it there every run.
+  let acc = 0;
+  let bits = 0;
+  for (let k = 0; k < PER_MINIBLOCK; k++) {
+    const i = start + k;
+    const lo = i < n ? dLo[i]! : 0;
+    const hi = i < n ? dHi[i]! : 0;
+    for (let at = 0; at < width; at += 16) {
+      const piece = Math.min(16, width - at);
+      const word = at < 32 ? lo : hi;
+      acc |= ((word >>> (at & 31)) & ((1 << piece) - 1)) << bits;
+      bits += piece;
       while (bits >= 8) {
         b[p++] = acc & 0xff;
         acc >>>= 8;
         bits -= 8;
-      }
-    }
-  } else {
-    // Each value in 16-bit pieces (the last one narrower), through an int accumulator: at most 7 pending
-    // bits + 16 stay within 32. A double accumulator's `2 ** bits`, `%` and `/` (a Math.pow per value) made
-    // the benchmark's transaction_id (a wide block around each id beyond 2^53) cost ~45 ms per million
-    // rows to encode instead of ~25; the bytes are the same.
-    let acc = 0;
-    let bits = 0;
-    for (let k = 0; k < PER_MINIBLOCK; k++) {
-      const i = start + k;
-      const lo = i < n ? dLo[i]! : 0;
-      const hi = i < n ? dHi[i]! : 0;
-      for (let at = 0; at < width; at += 16) {
-        const piece = Math.min(16, width - at);
-        const word = at < 32 ? lo : hi;
-        acc |= ((word >>> (at & 31)) & ((1 << piece) - 1)) << bits;
-        bits += piece;
-        while (bits >= 8) {
-          b[p++] = acc & 0xff;
-          acc >>>= 8;
-          bits -= 8;
-        }
       }
     }
   }
