@@ -9,10 +9,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { ByteSink } from '../core/byte-sink.js';
-import type { StoredObject } from './s3-streams.js';
-
-const MIB = 1024 * 1024;
-const MIN_PART_BYTES = 5 * MIB;
+import { MIB, MIN_PART_BYTES, type StoredObject } from './s3-streams.js';
 
 export interface MultipartSinkOptions {
   client: S3Client;

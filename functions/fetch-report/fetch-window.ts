@@ -7,7 +7,8 @@ import type { ReportDefinition } from '../core/report-definition.js';
 import { rawKey } from '../core/s3-keys.js';
 import type { GatewaySecret } from '../core/secret.js';
 import { formatLocalDateTime, type ReportWindow } from '../core/window.js';
-import { tagObject, uploadStream, type StoredObject } from '../aws/s3-streams.js';
+import { tagObject, type StoredObject } from '../aws/s3-streams.js';
+import { uploadStream } from '../aws/upload-stream.js';
 
 /**
  * One window: render the report body, call the gateway, stream the answer into the raw bucket at the

@@ -255,6 +255,14 @@ describe('Lambda bundles', () => {
     }
   });
 
+  it("parse: does not carry the fetch function's streaming upload (@aws-sdk/lib-storage), which the fetch bundle does", () => {
+    // The parse bundle sits near its size target (docs/benchmarks.md): a shared module that imports the upload
+    // library pulls it into both bundles, whether the parse function calls it or not.
+    const packagesOf = (bundle: BuiltBundle) => new Set(Object.keys(bundle.outputs['index.mjs']!.metafile.inputs).map((input) => packageOf(input)?.name));
+    assert.ok(packagesOf(built.fetch).has('@aws-sdk/lib-storage'), 'the fetch bundle streams raw reports up with lib-storage');
+    assert.ok(!packagesOf(built.parse).has('@aws-sdk/lib-storage'), 'the parse bundle carries lib-storage: see functions/aws/upload-stream.ts');
+  });
+
   it('import nothing but Node built-ins and the files shipped beside them', () => {
     for (const [name, bundle] of Object.entries(built)) {
       for (const [file, { metafile }] of Object.entries(bundle.outputs)) {

@@ -12,7 +12,8 @@ import { bucketNames } from '../../config/naming.js';
 import { decodeS3EventKey, parseRawKey, rawKey, tableKey } from '../../functions/core/s3-keys.js';
 import { parseWindowSize, windowAt } from '../../functions/core/window.js';
 import { MultipartSink } from '../../functions/aws/multipart-sink.js';
-import { openObjectStream, putJson, uploadStream } from '../../functions/aws/s3-streams.js';
+import { openObjectStream, putJson } from '../../functions/aws/s3-streams.js';
+import { uploadStream } from '../../functions/aws/upload-stream.js';
 import { startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 
 const MiB = 1024 * 1024;
