@@ -256,14 +256,16 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
 
   const checks: Array<[string, boolean, string]> = [
     [`layout: created_by, TIMESTAMP_MILLIS, v1 pages, no DELTA_BYTE_ARRAY, statistics, groups >= ${DEFAULT_ROW_GROUP_ROWS} rows`, problems.length === 0, `${problems.length} problem(s)`],
-    // Set when the converter's parser was csv-parse as published; the patch then made parsing ~2x cheaper and
-    // left encoding as it was, so the same bound against the patched floor is printed too, as what is left.
+    // Judged against the csv-parse the converter runs (patched), as docs/benchmarks.md states the target. It
+    // was set when the converter ran csv-parse as published; the patch made parsing ~2x cheaper and left
+    // encoding as it was, so against the published one this bound would pass while typing and encoding still
+    // cost more than 60% of what parsing does. That ratio is printed beside the verdict, not as it.
     [
-      `inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x csv-parse's as published (the floor this target was set against), same run`,
-      ours.cpuMs / stock.cpuMs <= TARGETS.cpuVsFloor,
-      `${num(ours.cpuMs / stock.cpuMs)}x (against the patched csv-parse the converter runs: ${num(cpuVsFloor)}x, ${cpuVsFloor <= TARGETS.cpuVsFloor ? 'within' : 'over'} the ${TARGETS.cpuVsFloor}x; ` +
-        `typing and encoding cost ${Math.round((cpuVsFloor - 1) * 100)}% of what parsing does` +
-        (floorSplit && oursSplit ? `; warm: ${num(oursSplit.steady / floorSplit.steady)}x, the rest is warm-up, ${Math.round(oursSplit.warmUp - floorSplit.warmUp)} ms more than the floor's)` : ')'),
+      `inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x the floor's (csv-parse patched, as the converter runs it), same run`,
+      cpuVsFloor <= TARGETS.cpuVsFloor,
+      `${num(cpuVsFloor)}x: typing and encoding cost ${Math.round((cpuVsFloor - 1) * 100)}% of what parsing does` +
+        (floorSplit && oursSplit ? `; warm: ${num(oursSplit.steady / floorSplit.steady)}x, the rest is warm-up, ${Math.round(oursSplit.warmUp - floorSplit.warmUp)} ms more than the floor's` : '') +
+        ` (against csv-parse as published, the floor this target was set against: ${num(ours.cpuMs / stock.cpuMs)}x)`,
     ],
     [`peak RSS <= ${TARGETS.rssMb} MB at 1M rows (inline)`, ours.maxRssMb <= TARGETS.rssMb, `${ours.maxRssMb} MB`],
     ...(big
