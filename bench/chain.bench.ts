@@ -59,8 +59,12 @@ interface Timed {
 
 const SAMPLE_MS = 25;
 
-/** One sample of the node process: [Date.now(), RSS MB, CPU ms of all threads, CPU ms of the main thread]. */
-type Sample = [number, number, number, number];
+/**
+ * One sample of the node process: [Date.now(), RSS MB, CPU ms of all threads, CPU ms of the main thread, RSS
+ * high-water mark MB]. The high-water mark (VmHWM) is the kernel's own peak, so a spike shorter than the
+ * sampling interval still shows, in the stage where it happened.
+ */
+type Sample = [number, number, number, number, number];
 
 /** utime + stime of a /proc stat line, in ms (USER_HZ is 100 on Linux). */
 const statCpuMs = (stat: string) => {
@@ -73,11 +77,13 @@ function sample(pid: number, viaTime: boolean): Sample | undefined {
   try {
     const target = viaTime ? Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]) : pid;
     if (!target) return undefined;
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${target}/status`, 'utf8'));
-    if (!kb) return undefined;
+    const status = readFileSync(`/proc/${target}/status`, 'utf8');
+    const kb = /VmRSS:\s+(\d+) kB/.exec(status);
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    if (!kb || !hwm) return undefined;
     const all = statCpuMs(readFileSync(`/proc/${target}/stat`, 'utf8'));
     const main = statCpuMs(readFileSync(`/proc/${target}/task/${target}/stat`, 'utf8'));
-    return [Date.now(), Number(kb[1]) / 1024, all, main];
+    return [Date.now(), Number(kb[1]) / 1024, all, main, Number(hwm[1]) / 1024];
   } catch {
     return undefined;
   }
@@ -130,8 +136,11 @@ function stageUse(samples: Sample[], from: number, to: number): StageUse {
   // CPU counted from the last sample before the stage, so a short stage is not read as idle.
   const before = samples.filter(([t]) => t < from).at(-1) ?? within[0];
   const last = within.at(-1);
+  // Where the high-water mark rose during the stage, the process's new peak was reached in it (within one
+  // interval of its start): that is its exact peak. Otherwise the highest sampled RSS, a lower bound.
+  const hwmRose = before !== undefined && last !== undefined && last[4] > before[4];
   return {
-    rssMb: Math.round(Math.max(0, ...within.map(([, mb]) => mb))),
+    rssMb: Math.round(Math.max(0, ...within.map(([, mb]) => mb), hwmRose ? last[4] : 0)),
     cpuMs: before && last ? last[2] - before[2] : 0,
     mainCpuMs: before && last ? last[3] - before[3] : 0,
   };
@@ -144,7 +153,7 @@ export interface ChainRun {
   fetchMs: number;
   parseMs: number;
   queriesMs: number;
-  /** Per stage: highest sampled RSS (MB), and CPU ms of all threads and of the main thread. */
+  /** Per stage: its peak RSS (MB: exact where the process set a new high in it, else the highest sampled), and CPU ms of all threads and of the main thread. */
   stages: Record<'startup' | 'fetch' | 'parse' | 'queries', StageUse>;
   rowsWritten: number;
   rowsRejected: number;
