@@ -3,12 +3,12 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Metafile } from 'esbuild';
-import { buildLambdaBundle, esbuildOptions, LAMBDA_BUNDLES, LAMBDA_NODE_OPTIONS, type BuiltBundle, type BundleName } from '../lib/bundling.js';
-import { PROJECT_ROOT } from '../lib/project.js';
+import { buildLambdaBundle, esbuildOptions, LAMBDA_BUNDLES, LAMBDA_NODE_OPTIONS, type BuiltBundle, type BundleName } from '../lib/bundling/bundling.js';
+import { PROJECT_ROOT } from '../lib/bundling/project.js';
 
 /**
  * The Lambda bundles (issue 5): each bundle's size and its handler module's load time in a cold node
- * process. The bundles are built exactly as the stack builds them (lib/bundling.ts, the settings
+ * process. The bundles are built exactly as the stack builds them (lib/bundling/bundling.ts, the settings
  * NodejsFunction gets; test/infra/bundles.test.ts proves the bytes are the same), into a temporary
  * directory outside the repository.
  *
@@ -116,7 +116,7 @@ export async function runBundlesBench(options: { loadRuns?: number } = {}): Prom
     const sdk: number[] = [];
     for (let i = 0; i < runs; i++) sdk.push(await runtimeSdkLoadTime());
 
-    console.log(`\nLambda bundles (lib/bundling.ts settings; load: median of ${runs} cold node processes, NODE_OPTIONS=${LAMBDA_NODE_OPTIONS})\n`);
+    console.log(`\nLambda bundles (lib/bundling/bundling.ts settings; load: median of ${runs} cold node processes, NODE_OPTIONS=${LAMBDA_NODE_OPTIONS})\n`);
     console.log(`${pad('bundle', 8)}${pad('index.mjs', 12)}${pad('size target', 20)}${pad('load ms', 10)}${pad('load target', 20)}beside index.mjs (not loaded at start)`);
     let allPass = true;
     for (const name of names) {

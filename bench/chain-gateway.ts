@@ -4,10 +4,10 @@ import { rename } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
-import type { ReportDefinition } from '../functions/core/report-definition.js';
-import { renderBody } from '../functions/core/body-template.js';
-import { fetchReport } from '../functions/core/gateway-client.js';
-import type { ReportWindow } from '../functions/core/window.js';
+import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
+import { renderBody } from '../functions/core/gateway/body-template.js';
+import { fetchReport } from '../functions/core/gateway/client.js';
+import type { ReportWindow } from '../functions/core/time/window.js';
 import { startSimulator } from '../local/simulator/index.js';
 
 /**

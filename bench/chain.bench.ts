@@ -3,10 +3,10 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSyn
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bucketNames } from '../config/naming.js';
-import { loadCatalog } from '../config/reports/index.js';
+import { bucketNames } from '../functions/core/naming.js';
+import { loadCatalog } from '../functions/core/definitions/catalog-files.js';
 import type { LoadManifest } from '../functions/parse-report/load-manifest.js';
-import { parseWindowSize, windowAt } from '../functions/core/window.js';
+import { parseWindowSize, windowAt } from '../functions/core/time/window.js';
 import { fetchFromSimulator, startReplayGateway, type ReplayGateway } from './chain-gateway.js';
 import type { ChildResult } from './children/measure.js';
 

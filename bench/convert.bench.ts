@@ -5,10 +5,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { ChildResult } from './children/measure.js';
-import { DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../functions/core/csv-to-parquet.js';
+import { DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../functions/core/convert/csv-to-parquet.js';
 import { footerProblems } from '../test/helpers/parquet-checks.js';
 import { readParquetFooter, type ParquetFooter } from '../test/helpers/parquet-footer.js';
-import { catalogDefine } from '../lib/bundling.js';
+import { catalogDefine } from '../lib/bundling/bundling.js';
 import { ensureCsv } from './generate-data.js';
 import { stagesOf } from './profile-stages.js';
 
@@ -46,7 +46,7 @@ async function bundle(): Promise<void> {
       convert: join(here, 'children/convert.ts'),
       duckdb: join(here, 'children/duckdb.ts'),
       // beside convert.mjs, where encoder-thread.ts looks for it: as in the Lambda bundle
-      'parquet-worker': join(here, '../functions/core/parquet-worker.ts'),
+      'parquet-worker': join(here, '../functions/core/parquet/parquet-worker.ts'),
     },
     outdir: distDir,
     outExtension: { '.js': '.mjs' },

@@ -19,11 +19,11 @@ interface ProfileNode {
 /** A stage per source module (first match wins); what matches none is "other". */
 const STAGES: Array<[RegExp, string]> = [
   [/node_modules\/csv-parse\//, 'csv-parse (the floor\'s work)'],
-  [/functions\/core\/(csv-records|csv-to-parquet|row-loop|byte-sink|reject-writer)\.ts/, 'reading, UTF-8 check, the row loop'],
-  [/functions\/core\/(row-group-buffer|value-parsers)\.ts/, 'typing values into batches'],
-  [/functions\/core\/row-tally\.ts/, 'data checks (key tally)'],
-  [/functions\/core\/column-buffers\.ts/, 'column buffers, dictionaries, statistics'],
-  [/functions\/core\/(parquet-pages|parquet-encoder|encoder-thread)\.ts/, 'pages: PLAIN, RLE, DELTA, assembly'],
+  [/functions\/core\/(csv\/records|convert\/csv-to-parquet|convert\/row-loop|byte-sink|csv\/reject-writer)\.ts/, 'reading, UTF-8 check, the row loop'],
+  [/functions\/core\/(parquet\/row-group-buffer|csv\/value-parsers)\.ts/, 'typing values into batches'],
+  [/functions\/core\/quality\/row-tally\.ts/, 'data checks (key tally)'],
+  [/functions\/core\/parquet\/column-buffers\.ts/, 'column buffers, dictionaries, statistics'],
+  [/functions\/core\/parquet\/(pages|encoder|encoder-thread)\.ts/, 'pages: PLAIN, RLE, DELTA, assembly'],
   [/node_modules\/hyparquet-writer\/src\/snappy\.js/, 'Snappy compression'],
   [/node_modules\/hyparquet-writer\//, 'hyparquet-writer: headers, footer'],
 ];

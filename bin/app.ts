@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { loadEnvironments } from '../config/environments.js';
-import { loadCatalog } from '../config/reports/index.js';
+import { loadEnvironments } from '../lib/environment/environments.js';
+import { loadCatalog } from '../functions/core/definitions/catalog-files.js';
 import { isPipelineError } from '../functions/core/errors.js';
-import { addCompliancePacks } from '../lib/compliance.js';
+import { addCompliancePacks } from '../lib/policies/compliance.js';
 import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
 
 /**

@@ -78,7 +78,7 @@ async function rebuild() {
   };
   /**
    * Packages stay imports, except those plain node cannot load: dt-sql-parser's build (the saved-query check,
-   * lib/saved-query-grammar.ts) is ES modules with extensionless and directory imports, so it is bundled into
+   * lib/saved-queries/saved-query-grammar.ts) is ES modules with extensionless and directory imports, so it is bundled into
    * that module's lazy chunk. Its own dependencies (antlr4ng, antlr4-c3) load as they are.
    * @type {import('esbuild').Plugin}
    */

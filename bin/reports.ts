@@ -5,10 +5,10 @@
  * local/cli/<command>.ts, loaded lazily so each starts fast.
  */
 import { Command, Option } from 'commander';
-import { DECODABLE_CODINGS } from '../functions/core/content-coding.js';
+import { DECODABLE_CODINGS } from '../functions/core/gateway/content-coding.js';
 import { isPipelineError } from '../functions/core/errors.js';
-import { BODY_SIGNING, BODY_SIGNING_RULES, DEFAULT_BODY_SIGNING } from '../functions/core/oauth.js';
-import { SECRET_SHAPES } from '../functions/core/secret.js';
+import { BODY_SIGNING, BODY_SIGNING_RULES, DEFAULT_BODY_SIGNING } from '../functions/core/gateway/oauth.js';
+import { SECRET_SHAPES } from '../functions/core/gateway/secret.js';
 import { wholeNumber } from '../local/args/option-values.js';
 import { FAULTS, FAULT_MODES } from '../local/simulator/faults.js';
 import { TEST_ACCOUNT_FILE_NAMES } from '../local/simulator/test-accounts.js';
@@ -17,13 +17,13 @@ const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();
 
-/** `sign` and `check` sign alike: the body-signing rule is one option, its choices and their meaning from functions/core/oauth.ts. */
+/** `sign` and `check` sign alike: the body-signing rule is one option, its choices and their meaning from functions/core/gateway/oauth.ts. */
 const bodySigningOption = () =>
   new Option('--body-signing <rule>', `how the JSON body enters the base string: ${BODY_SIGNING_RULES.map((r) => `${r}: ${BODY_SIGNING[r].meaning}`).join('; ')}`)
     .choices(BODY_SIGNING_RULES)
     .default(DEFAULT_BODY_SIGNING);
 
-/** The secret file's help, from the signature methods' entries (functions/core/signature-methods.ts). */
+/** The secret file's help, from the signature methods' entries (functions/core/gateway/signature-methods.ts). */
 const SECRET_FILE_HELP = `the gateway secret JSON: ${SECRET_SHAPES}`;
 
 /** The embedded simulator's volume shape, alike on `simulator`, `run` and `backfill` (local/simulator/volume.ts). */

@@ -3,19 +3,19 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import type { EnvironmentConfig } from '../config/environments.js';
-import type { ReportDefinition } from '../functions/core/report-definition.js';
-import { AlarmChat } from './alarm-chat.js';
-import { Alarms } from './alarms.js';
-import { Analysts } from './analysts.js';
-import { Catalog } from './catalog.js';
-import { Credentials } from './credentials.js';
-import { PipelineDashboard } from './dashboard.js';
-import { Egress, egressSettings } from './egress.js';
-import { Fetch } from './fetch.js';
-import { applyGovernance } from './governance.js';
-import { Lake } from './lake.js';
-import { Parse } from './parse.js';
+import type { EnvironmentConfig } from './environment/environments.js';
+import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
+import { AlarmChat } from './constructs/alarm-chat.js';
+import { Alarms } from './constructs/alarms.js';
+import { Analysts } from './constructs/analysts.js';
+import { Catalog } from './constructs/catalog.js';
+import { Credentials } from './constructs/credentials.js';
+import { PipelineDashboard } from './constructs/dashboard.js';
+import { Egress, egressSettings } from './constructs/egress.js';
+import { Fetch } from './constructs/fetch.js';
+import { applyGovernance } from './policies/governance.js';
+import { Lake } from './constructs/lake.js';
+import { Parse } from './constructs/parse.js';
 
 export interface ReportsPipelineStackProps extends StackProps {
   readonly config: EnvironmentConfig;
@@ -24,8 +24,8 @@ export interface ReportsPipelineStackProps extends StackProps {
   readonly entries?: { readonly fetch?: string; readonly parse?: string };
 }
 
-export { stackName } from '../config/naming.js';
-import { stackName } from '../config/naming.js';
+export { stackName } from '../functions/core/naming.js';
+import { stackName } from '../functions/core/naming.js';
 
 /**
  * One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard; opt in, a fixed
@@ -177,7 +177,7 @@ export class ReportsPipelineStack extends Stack {
   /**
    * Two Availability Zones of the region as tokens (Fn::GetAZs), whatever the environment says of account and region:
    * CDK would look them up for an environment with both, and `cdk synth` would need credentials. Only the VPC of
-   * lib/egress.ts asks.
+   * lib/constructs/egress.ts asks.
    */
   override get availabilityZones(): string[] {
     return [Fn.select(0, Fn.getAzs()), Fn.select(1, Fn.getAzs())];

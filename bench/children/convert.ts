@@ -1,9 +1,9 @@
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { loadCatalog } from '../../config/reports/index.js';
-import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
-import type { EncoderMode } from '../../functions/core/encoder-thread.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { convertCsvToParquet } from '../../functions/core/convert/csv-to-parquet.js';
+import type { EncoderMode } from '../../functions/core/parquet/encoder-thread.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { cpuByTenth, measure } from './measure.js';
 
 /**

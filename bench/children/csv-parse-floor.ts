@@ -1,12 +1,12 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Parser as PatchedParser } from 'csv-parse';
-import { csvParseOptions } from '../../functions/core/csv-records.js';
+import { csvParseOptions } from '../../functions/core/csv/records.js';
 import { cpuByTenth, measure } from './measure.js';
 
 /**
  * The floor: csv-parse alone over the file, with the converter's options, driven the way the converter
- * drives it (its synchronous core, see csv-records.ts), records counted and dropped. Any converter built
+ * drives it (its synchronous core, see functions/core/csv/records.ts), records counted and dropped. Any converter built
  * on csv-parse takes at least this long.
  *
  * `patched` (default) is the csv-parse the converter runs: the ES module build, patched at install

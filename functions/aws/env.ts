@@ -3,7 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from './s3-client.js';
 import { tracer } from './powertools.js';
 
-/** Environment variables of the functions (set by the stack, lib/fetch.ts and lib/parse.ts). */
+/** Environment variables of the functions (set by the stack, lib/constructs/fetch.ts and lib/constructs/parse.ts). */
 
 /** A variable the function cannot run without: missing, the error names it and who sets it. */
 export function requiredEnv(name: string): string {

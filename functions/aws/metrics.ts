@@ -32,7 +32,7 @@ export const MetricName = {
    */
   LoadsCompleted: 'LoadsCompleted',
   /**
-   * Per loaded CSV window: how many of its data checks found something (functions/core/quality-checks.ts:
+   * Per loaded CSV window: how many of its data checks found something (functions/core/quality/checks.ts:
    * volume far from the same slot of earlier weeks, rows or sum; repeated keys). 0 when all passed or were
    * not judged. The data-quality alarm fires above 0.
    */

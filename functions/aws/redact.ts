@@ -1,4 +1,4 @@
-import { SECRET_FIELD_NAMES } from '../core/signature-methods.js';
+import { SECRET_FIELD_NAMES } from '../core/gateway/signature-methods.js';
 
 /**
  * Keeps credentials out of logs. The logger runs every logged value through `redactingReplacer`
@@ -10,7 +10,7 @@ export const REDACTED = '[REDACTED]';
 
 /**
  * Compared without case, "_" or "-": controlKey, control_key and Control-Key are one name. Every signature
- * method's secret fields (functions/core/signature-methods.ts) are among them, so a new method's key is masked too.
+ * method's secret fields (functions/core/gateway/signature-methods.ts) are among them, so a new method's key is masked too.
  */
 const SECRET_KEYS = new Set(
   [...SECRET_FIELD_NAMES, 'privateKey', 'authorization', 'signature', 'oauth_signature', 'secretString', 'secretBinary', 'password'].map((k) => normalize(k)),

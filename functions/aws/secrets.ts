@@ -1,6 +1,6 @@
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { ConfigurationError } from '../core/errors.js';
-import { parseGatewaySecret, type GatewaySecret } from '../core/secret.js';
+import { parseGatewaySecret, type GatewaySecret } from '../core/gateway/secret.js';
 
 /**
  * The gateway credentials (docs/architecture.md, "Secret") from Secrets Manager. Local runs read the same JSON from a

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import { parseLocalDateTime, type LocalDateTime } from '../core/window.js';
+import { parseLocalDateTime, type LocalDateTime } from '../core/time/window.js';
 
 /**
  * What invokes the fetch function, validated before anything else runs:

@@ -1,12 +1,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { renderBody } from '../core/body-template.js';
-import { expectationOf } from '../core/gateway-answer.js';
-import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../core/gateway-client.js';
-import type { ReportDefinition } from '../core/report-definition.js';
-import { rawKey } from '../core/s3-keys.js';
-import type { GatewaySecret } from '../core/secret.js';
-import { formatLocalDateTime, type ReportWindow } from '../core/window.js';
+import { renderBody } from '../core/gateway/body-template.js';
+import { expectationOf } from '../core/gateway/answer.js';
+import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../core/gateway/client.js';
+import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import { rawKey } from '../core/lake/s3-keys.js';
+import type { GatewaySecret } from '../core/gateway/secret.js';
+import { formatLocalDateTime, type ReportWindow } from '../core/time/window.js';
 import { tagObject, type StoredObject } from '../aws/s3-streams.js';
 import { uploadStream } from '../aws/upload-stream.js';
 
@@ -138,7 +138,7 @@ export async function fetchWindow(
   };
 }
 
-/** The client's events as log lines. They never carry a key or a signature (gateway-client.ts says so). */
+/** The client's events as log lines. They never carry a key or a signature (gateway/client.ts says so). */
 function logGatewayEvent(logger: Logger, event: GatewayEvent): void {
   switch (event.type) {
     case 'attempt':

@@ -1,9 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { isPipelineError, RUN_STOPPING_CODES } from '../core/errors.js';
-import { refuseUnprojectedWindows, type ProjectionSetting } from '../core/partition-projection.js';
-import type { ReportCatalog } from '../core/report-catalog.js';
-import type { GatewaySecret } from '../core/secret.js';
+import { refuseUnprojectedWindows, type ProjectionSetting } from '../core/lake/partition-projection.js';
+import type { ReportCatalog } from '../core/definitions/catalog.js';
+import type { GatewaySecret } from '../core/gateway/secret.js';
 import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
 import type { FetchRequest } from './fetch-event.js';
 import { fetchWindow, windowLabel, type FetchedWindow, type FetchWindowDeps } from './fetch-window.js';

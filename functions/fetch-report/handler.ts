@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import { loadCatalog } from '../../config/reports/index.js';
-import type { ReportCatalog } from '../core/report-catalog.js';
+import { loadCatalog } from '../core/definitions/catalog-files.js';
+import type { ReportCatalog } from '../core/definitions/catalog.js';
 import { functionS3Client, requiredEnv } from '../aws/env.js';
 import { logger, metrics } from '../aws/powertools.js';
 import { getGatewaySecret } from '../aws/secrets.js';

@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../core/errors.js';
-import type { ReportDefinition } from '../core/report-definition.js';
+import type { ReportDefinition } from '../core/definitions/report-definition.js';
 import {
   formatLocalDateTime,
   lastCompleteWindow,
@@ -7,7 +7,7 @@ import {
   windowsStartingIn,
   withLookback,
   type ReportWindow,
-} from '../core/window.js';
+} from '../core/time/window.js';
 import type { FetchRequest } from './fetch-event.js';
 
 /**

@@ -9,7 +9,7 @@ import { GatewayUnavailable } from '../core/errors.js';
  * still gets its own. A window that finishes early leaves its time to the ones after it.
  */
 
-/** The least share a window may get: a connect, a slow first byte and a modest report. lib/fetch.ts checks it at synth. */
+/** The least share a window may get: a connect, a slow first byte and a modest report. lib/constructs/fetch.ts checks it at synth. */
 export const MIN_WINDOW_SHARE_MS = 60_000;
 
 /** Milliseconds window `index` (0-based, of `count`) may use, given when the run must have ended. */

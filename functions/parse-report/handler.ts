@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { loadCatalog } from '../../config/reports/index.js';
-import type { EncoderMode } from '../core/encoder-thread.js';
+import { loadCatalog } from '../core/definitions/catalog-files.js';
+import type { EncoderMode } from '../core/parquet/encoder-thread.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { ReportCatalog } from '../core/report-catalog.js';
+import type { ReportCatalog } from '../core/definitions/catalog.js';
 import { functionS3Client, requiredEnv } from '../aws/env.js';
 import { logger, metrics } from '../aws/powertools.js';
 import { handleParseBatch } from './sqs-batch.js';
@@ -22,9 +22,9 @@ let catalog: ReportCatalog | undefined;
 const ENCODER_MODES: readonly EncoderMode[] = ['auto', 'worker', 'inline'];
 
 /**
- * PARQUET_ENCODER: where Parquet encoding runs. The stack sets it from the memory size (lib/parse.ts says
+ * PARQUET_ENCODER: where Parquet encoding runs. The stack sets it from the memory size (lib/constructs/parse.ts says
  * why 'auto' misjudges Lambda's CPU share); unset means 'auto'. The worker script is parquet-worker.mjs
- * beside this bundle (lib/bundling.ts), where encoder-thread.ts looks for it.
+ * beside this bundle (lib/bundling/bundling.ts), where encoder-thread.ts looks for it.
  */
 function encoderMode(): EncoderMode | undefined {
   const value = process.env.PARQUET_ENCODER;

@@ -1,15 +1,15 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { HistoryLoad } from '../core/quality-checks.js';
-import type { ReportDefinition } from '../core/report-definition.js';
-import { manifestKey } from '../core/s3-keys.js';
-import { historyWindows } from '../core/volume-band.js';
-import type { ReportWindow } from '../core/window.js';
+import type { HistoryLoad } from '../core/quality/checks.js';
+import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import { manifestKey } from '../core/lake/s3-keys.js';
+import { historyWindows } from '../core/quality/volume-band.js';
+import type { ReportWindow } from '../core/time/window.js';
 import { ObjectNotFound, openObjectStream } from '../aws/s3-streams.js';
-import type { LoadManifest } from '../core/load-manifest.js';
+import type { LoadManifest } from '../core/lake/load-manifest.js';
 
 /**
  * The history a window's volume check compares it with: the load manifests of the same slot in earlier
- * weeks (functions/core/volume-band.ts historyWindows), one GET each at a key computed from the window,
+ * weeks (functions/core/quality/volume-band.ts historyWindows), one GET each at a key computed from the window,
  * never a listing. A missing manifest, or one whose load did not succeed, is a week without history. The
  * window's own manifest is never among them, so re-loading a window (lookback) judges it afresh.
  *

@@ -4,7 +4,7 @@ import { HeadObjectCommand, S3ServiceException, type S3Client } from '@aws-sdk/c
  * Where the raw object an S3 event names stands now: still the key's current version, replaced by a newer
  * version (superseded), or deleted (the current version is a delete marker, or nothing is left at the key).
  * S3 answers 404 for a deleted key only to a caller allowed s3:ListBucket; without it the answer is 403, which
- * stays an error (lib/grants.ts, grantListRaw).
+ * stays an error (lib/policies/grants.ts, grantListRaw).
  */
 export type RawState = 'current' | 'superseded' | 'deleted';
 

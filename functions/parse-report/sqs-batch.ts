@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import { ConfigurationError, isPipelineError } from '../core/errors.js';
-import { decodeS3EventKey } from '../core/s3-keys.js';
+import { decodeS3EventKey } from '../core/lake/s3-keys.js';
 import { parseRawObject, type ParseDeps, type ParseResult } from './parse-object.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { RecordedWindow } from '../core/stale-windows.js';
+import type { RecordedWindow } from '../core/lake/stale-windows.js';
 import { ObjectNotFound, openObjectStream } from '../aws/s3-streams.js';
-import type { LoadManifest, TableInPlace } from '../core/load-manifest.js';
+import type { LoadManifest, TableInPlace } from '../core/lake/load-manifest.js';
 
 /**
  * Which table file a window's manifest says is in place, and which definition wrote it. A manifest describes the

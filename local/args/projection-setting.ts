@@ -1,5 +1,5 @@
-import { loadEnvironments } from '../../config/environments.js';
-import { DEFAULT_PROJECTION_START, type ProjectionSetting } from '../../functions/core/partition-projection.js';
+import { loadEnvironments } from '../../lib/environment/environments.js';
+import { DEFAULT_PROJECTION_START, type ProjectionSetting } from '../../functions/core/lake/partition-projection.js';
 
 /**
  * The projection start a local `run` or `backfill` checks its windows against. The local lake belongs to no

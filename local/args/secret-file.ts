@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { parseGatewaySecret, type GatewaySecret } from '../../functions/core/secret.js';
+import { parseGatewaySecret, type GatewaySecret } from '../../functions/core/gateway/secret.js';
 
 /** Reads a --secret-file (the Secrets Manager JSON of docs/architecture.md, "Secret"); errors name the file, never its content. */
 export async function readSecretFile(file: string): Promise<GatewaySecret> {

@@ -1,7 +1,7 @@
-import { parseLocalDateTime, type WindowRange } from '../../functions/core/window.js';
+import { parseLocalDateTime, type WindowRange } from '../../functions/core/time/window.js';
 
 /**
- * --from and --to of a command, as a range of window starts (functions/core/window.ts windowsStartingIn): wall-clock
+ * --from and --to of a command, as a range of window starts (functions/core/time/window.ts windowsStartingIn): wall-clock
  * dates or date-times in the report's time zone, --from inclusive, --to exclusive; a flag left out is a bound left
  * to the command's default.
  */

@@ -1,9 +1,9 @@
 import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { loadCatalog } from '../../config/reports/index.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { lambdaWindowRunner } from '../pipeline/backfill-lambda.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import {
@@ -19,7 +19,7 @@ import {
 import { loadedReason } from '../pipeline/backfill-skip.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
-import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
+import { refuseUnprojectedWindows } from '../../functions/core/lake/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/lake-thread.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { basename, extname } from 'node:path';
-import { snakeCase } from '../../functions/core/athena-names.js';
-import { inferReportDefinition } from '../../functions/core/infer-schema.js';
+import { snakeCase } from '../../functions/core/lake/athena-names.js';
+import { inferReportDefinition } from '../../functions/core/definitions/infer-schema.js';
 
 /**
  * `reports infer-schema <file>`: a proposed report definition from a sample CSV, on stdout (so it can be

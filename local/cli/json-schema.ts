@@ -1,4 +1,4 @@
-import { writeReportDefinitionJsonSchema } from '../../functions/core/report-definition-json-schema.js';
+import { writeReportDefinitionJsonSchema } from '../../functions/core/definitions/json-schema.js';
 
 /** `reports json-schema`: regenerates the JSON Schema editors complete report files with, from the validator. */
 

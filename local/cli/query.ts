@@ -2,8 +2,8 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { openLakeDatabase, QueryFailed } from '../lake/duckdb.js';
-import { streamJsonLines, streamTable } from '../lake/result-table.js';
+import { openLakeDatabase, QueryFailed } from '../duckdb/duckdb.js';
+import { streamJsonLines, streamTable } from '../duckdb/result-table.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
 /**
@@ -59,11 +59,11 @@ function stdio(): QueryOutput {
 
 /**
  * A file under the saved queries' root (queries/<report>/*.sql) is published to Athena: one its engine (Trino)
- * cannot parse is refused as the synthesis refuses it (lib/catalog.ts), before DuckDB runs it. Other files and
+ * cannot parse is refused as the synthesis refuses it (lib/constructs/catalog.ts), before DuckDB runs it. Other files and
  * SQL given as an argument are this machine's business and may use DuckDB's own syntax.
  */
 async function refuseSavedQueryAthenaCannotParse(file: string, text: string): Promise<void> {
-  const { queriesRoot } = await import('../../lib/saved-queries.js');
+  const { queriesRoot } = await import('../../lib/saved-queries/saved-queries.js');
   const below = relative(resolve(queriesRoot()), resolve(file));
   if (below.split(sep)[0] === '..' || isAbsolute(below)) return;
   await refuseSavedQueriesTrinoCannotParse([{ file, text }]);

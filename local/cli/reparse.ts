@@ -1,12 +1,12 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
-import { stackName } from '../../config/naming.js';
-import { loadCatalog } from '../../config/reports/index.js';
+import { stackName } from '../../functions/core/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { rawKey } from '../../functions/core/s3-keys.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { rawKey } from '../../functions/core/lake/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import { backfillWindows, runBackfill, windowName, type BackfillSummary, type WindowReport } from '../pipeline/backfill-runner.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
@@ -57,7 +57,7 @@ const MAX_ATTEMPTS = 6;
 const OUTPUTS = ['ParseFunctionName', 'RawBucketName', 'CuratedBucketName'] as const;
 
 async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefinition, clients?: DeployedClients): Promise<Reparser> {
-  const { loadEnvironments } = await import('../../config/environments.js');
+  const { loadEnvironments } = await import('../../lib/environment/environments.js');
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
   const region = opts.region ?? config.region;

@@ -1,20 +1,20 @@
 import { resolve } from 'node:path';
 import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
-import { loadCatalog } from '../../config/reports/index.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
-import { validateGatewayUrl } from '../../functions/core/gateway-request.js';
-import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
+import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
 import { windowRangeOf } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
-import { refuseUnprojectedWindows } from '../../functions/core/partition-projection.js';
+import { refuseUnprojectedWindows } from '../../functions/core/lake/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir, startLakeThread } from '../lake/lake-thread.js';
-import { bucketNames, LOCAL_ENVIRONMENT } from '../../config/naming.js';
+import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { LocalPipeline, WindowOutcome } from '../pipeline/pipeline.js';
 import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
-import { formatTable } from '../lake/result-table.js';
+import { formatTable } from '../duckdb/result-table.js';
 import { readSecretFile } from '../args/secret-file.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
@@ -60,7 +60,7 @@ export interface RunSummary {
   queries: number;
   /** Failed on DuckDB, or refused before it (refusedQueries). */
   failedQueries: number;
-  /** Not run: Athena (Trino) cannot parse them (lib/saved-query-grammar.ts), as the synthesis would refuse them. */
+  /** Not run: Athena (Trino) cannot parse them (lib/saved-queries/saved-query-grammar.ts), as the synthesis would refuse them. */
   refusedQueries: number;
   /** Windows whose data checks found something (they loaded: the exit code does not count them). */
   flaggedWindows: number;
@@ -71,8 +71,8 @@ export interface RunSummary {
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {
-  // The file reader the stack uses (lib/catalog.ts publishes the same files), loaded when first needed.
-  const { readReportQueries } = await import('../../lib/saved-queries.js');
+  // The file reader the stack uses (lib/constructs/catalog.ts publishes the same files), loaded when first needed.
+  const { readReportQueries } = await import('../../lib/saved-queries/saved-queries.js');
   return readReportQueries(reportId).map((q) => ({ ...q, file: show(q.file) }));
 }
 
@@ -213,14 +213,14 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
         const db = await pipeline.openDatabase();
         // Imported here, not at the top: duckdb.ts brings the stale notices and with them the AWS SDK, which the
         // run's start does not wait for (the lake's thread boots meanwhile). openDatabase loaded it already.
-        const { QueryFailed } = await import('../lake/duckdb.js');
+        const { QueryFailed } = await import('../duckdb/duckdb.js');
         try {
           for (const query of saved) {
             print('');
             print(`── ${query.name}: ${query.description}`);
             queries++;
             try {
-              // The check the synthesis makes (lib/catalog.ts): a query only DuckDB parses would be a green run here
+              // The check the synthesis makes (lib/constructs/catalog.ts): a query only DuckDB parses would be a green run here
               // and a failure for the analyst on Athena, so it is not run.
               await refuseSavedQueriesTrinoCannotParse([query]);
             } catch (e) {

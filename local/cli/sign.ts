@@ -1,8 +1,8 @@
-import { loadCatalog } from '../../config/reports/index.js';
-import { renderBody } from '../../functions/core/body-template.js';
-import { describeRequest, type DescribedRequest } from '../../functions/core/gateway-request.js';
-import type { BodySigningRule } from '../../functions/core/oauth.js';
-import { parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn } from '../../functions/core/window.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { renderBody } from '../../functions/core/gateway/body-template.js';
+import { describeRequest, type DescribedRequest } from '../../functions/core/gateway/request.js';
+import type { BodySigningRule } from '../../functions/core/gateway/oauth.js';
+import { parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn } from '../../functions/core/time/window.js';
 import { readSecretFile } from '../args/secret-file.js';
 
 export interface SignOptions {

@@ -5,14 +5,14 @@ import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { PLACEHOLDER_SECRET, stackName } from '../../config/naming.js';
+import { PLACEHOLDER_SECRET, stackName } from '../../functions/core/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ColumnDefinition } from '../../functions/core/report-definition.js';
-import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/secret.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
-import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/s3-keys.js';
-import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/table-schema.js';
-import { parseWindowSize } from '../../functions/core/window.js';
+import type { ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
+import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/gateway/secret.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
+import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/lake/s3-keys.js';
+import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/definitions/table-schema.js';
+import { parseWindowSize } from '../../functions/core/time/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
 
 /**
@@ -27,7 +27,7 @@ import { deployedStaleItem } from '../lake/stale-notice.js';
  * The query reads values, not footers. Athena answers a `count(*)` from the row counts in the Parquet footers,
  * so a file whose column types disagree with the Glue table (INT64 where the table says decimal(18,3) or
  * string) still counts. The query selects the count and, per column of the report's definition, aggregates
- * that decode it (functions/core/table-schema.ts, valueAggregates: the same column list the Glue table is
+ * that decode it (functions/core/definitions/table-schema.ts, valueAggregates: the same column list the Glue table is
  * generated from), filtered on the newest `dt` so it scans one partition. When it fails, the line is TODO and
  * names the column and the two types Athena's reason gives; what to do is in docs/operations.md, "A table that
  * does not read". When it succeeds, the line gives the count, the first timestamp column's range and each
@@ -191,7 +191,7 @@ async function checkSubscriptions(input: StatusInput, topicArn: string): Promise
 const endpointName = (endpoint: string | undefined) => (/\.chatbot\.amazonaws\.com/.test(endpoint ?? '') ? 'chat (Amazon Q Developer)' : (endpoint ?? '?'));
 
 /**
- * The EgressIps output (lib/egress.ts), present only with a `network` setting: what to give a gateway that accepts
+ * The EgressIps output (lib/constructs/egress.ts), present only with a `network` setting: what to give a gateway that accepts
  * allow-listed addresses only. Its value is the addresses the stack allocated, the user's allocation ids (their
  * addresses are not known at synth), or the user's VPC (its NAT's addresses).
  */
@@ -471,7 +471,7 @@ async function readValues(input: StatusInput, outputs: Record<string, string>, r
 export const FINDINGS_DAYS = 7;
 
 /**
- * The data checks' findings (functions/core/quality-checks.ts) of every window loaded in the last FINDINGS_DAYS
+ * The data checks' findings (functions/core/quality/checks.ts) of every window loaded in the last FINDINGS_DAYS
  * days, read from the manifests: one listing from that date on, then one GET per manifest (the newest attempt
  * of each window). A flagged window loaded, but someone should look: TODO, naming each window and what was off.
  */
@@ -568,7 +568,7 @@ export function formatStatus(items: readonly StatusItem[]): string {
 
 /** The CLI entry: clients with the caller's credentials, the environment's reports and grace; exit code 1 unless all OK. */
 export async function runStatusCommand(opts: { environment: string; region?: string }): Promise<number> {
-  const [{ loadEnvironments }, { loadCatalog }] = await Promise.all([import('../../config/environments.js'), import('../../config/reports/index.js')]);
+  const [{ loadEnvironments }, { loadCatalog }] = await Promise.all([import('../../lib/environment/environments.js'), import('../../functions/core/definitions/catalog-files.js')]);
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };

@@ -3,8 +3,8 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { CreateBucketCommand, HeadBucketCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import type { BucketNames } from '../../config/naming.js';
-import { PREFIX } from '../../functions/core/s3-keys.js';
+import type { BucketNames } from '../../functions/core/naming.js';
+import { PREFIX } from '../../functions/core/lake/s3-keys.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
 import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
 

@@ -3,7 +3,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
-import type { BucketNames } from '../../config/naming.js';
+import type { BucketNames } from '../../functions/core/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { scriptBeside, startWorkerScript } from '../../functions/runtime/worker-script.js';
 import type { FromLakeWorker, LakeWorkerData } from './lake-worker.js';

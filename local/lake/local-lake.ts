@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
-import type { BucketNames } from '../../config/naming.js';
+import type { BucketNames } from '../../functions/core/naming.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import type { FromLakeWorker, ToLakeWorker } from './lake-worker.js';
 import { startLakeThread, type LakeThread, type LakeThreadOptions } from './lake-thread.js';

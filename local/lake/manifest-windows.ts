@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
-import { areaPrefix, parseCuratedKey } from '../../functions/core/s3-keys.js';
-import type { RecordedWindow } from '../../functions/core/stale-windows.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import { areaPrefix, parseCuratedKey } from '../../functions/core/lake/s3-keys.js';
+import type { RecordedWindow } from '../../functions/core/lake/stale-windows.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 import { mapWithConcurrency } from '../pipeline/backfill-runner.js';
 import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';

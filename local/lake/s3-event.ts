@@ -1,6 +1,6 @@
 import type { S3EventRecord } from 'aws-lambda';
 import type { S3rverEventRecord } from 's3rver';
-import { encodeS3EventKey } from '../../functions/core/s3-keys.js';
+import { encodeS3EventKey } from '../../functions/core/lake/s3-keys.js';
 
 /**
  * s3rver's in-process events, reshaped to what S3 sends AWS Lambda (via SQS), so the parse handler runs the

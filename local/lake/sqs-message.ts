@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { S3EventRecord, SQSEvent } from 'aws-lambda';
-import { encodeS3EventKey } from '../../functions/core/s3-keys.js';
+import { encodeS3EventKey } from '../../functions/core/lake/s3-keys.js';
 
 /**
  * The local stand-ins for what AWS puts between the raw bucket and the parse function: S3 sends each
- * ObjectCreated notification to an SQS queue, and Lambda polls it in batches of one (lib/parse.ts), so the
+ * ObjectCreated notification to an SQS queue, and Lambda polls it in batches of one (lib/constructs/parse.ts), so the
  * parse handler sees an SQS event whose one message body is the S3 notification JSON.
  */
 

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import type { ColumnDefinition, ReportDefinition } from '../../functions/core/report-definition.js';
+import type { ColumnDefinition, ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { staleNotice, staleReport, staleStatus } from '../../functions/core/stale-windows.js';
+import { staleNotice, staleReport, staleStatus } from '../../functions/core/lake/stale-windows.js';
 import { showPath } from '../args/display.js';
 import { bucketWindows, lakeWindows } from './manifest-windows.js';
 
 /**
  * What `npm start` and `npm run query` say about the local lake's windows written under another definition than
- * the current one: read from the manifests on disk (manifest-windows.ts), judged by functions/core/stale-windows.ts.
+ * the current one: read from the manifests on disk (manifest-windows.ts), judged by functions/core/lake/stale-windows.ts.
  * The views themselves read such files as Athena would (view-evolution.ts); this says how many and what fixes them.
  * `reports status --environment NAME` says the same of a deployment, from its curated bucket.
  */

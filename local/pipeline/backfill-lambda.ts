@@ -1,5 +1,5 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { formatLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import type { WindowResult } from './backfill-runner.js';
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { formatLocalDateTime, parseLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { formatLocalDateTime, parseLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * The scheduling of `reports backfill`, with no I/O of its own: which windows, how many at once, what

@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { manifestKey } from '../../functions/core/s3-keys.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import { manifestKey } from '../../functions/core/lake/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { ObjectNotFound, openObjectStream } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 
 /**
  * "Already loaded" for a local backfill: the window's manifest (written last by every load attempt, so

@@ -1,7 +1,7 @@
-import { findingsOf, type QualityCheck } from '../../functions/core/quality-checks.js';
+import { findingsOf, type QualityCheck } from '../../functions/core/quality/checks.js';
 
 /**
- * What `run` and `backfill` say about a window's data checks (functions/core/quality-checks.ts), from its
+ * What `run` and `backfill` say about a window's data checks (functions/core/quality/checks.ts), from its
  * load manifest: a short mark for the window's line, the findings to print under it, and the closing line.
  * A finding never fails a command: the data loaded as the provider sent it, and the exit code says so.
  */

@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { formatLocalDateTime, wallClockIn, type ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { formatLocalDateTime, wallClockIn, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * A window that has not ended yet in the report's time zone (today, or later) is incomplete: the gateway

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
-import { manifestKey, tableKey } from '../../functions/core/s3-keys.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import { manifestKey, tableKey } from '../../functions/core/lake/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { s3rverFiles } from '../lake/s3rver-files.js';
 
 /**

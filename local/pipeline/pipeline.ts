@@ -5,27 +5,27 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
-import { bucketNames, LOCAL_ENVIRONMENT, type BucketNames } from '../../config/naming.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { SplitPart } from '../../functions/core/csv-split.js';
+import { bucketNames, LOCAL_ENVIRONMENT, type BucketNames } from '../../functions/core/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { SplitPart } from '../../functions/core/convert/csv-split.js';
 import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
-import type { ReportCatalog } from '../../functions/core/report-catalog.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/s3-keys.js';
-import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/signature-methods.js';
-import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/window.js';
+import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/lake/s3-keys.js';
+import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
+import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/time/window.js';
 import { redactText } from '../../functions/aws/redact.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
 import type { FetchedWindow, GatewayTuning } from '../../functions/fetch-report/fetch-window.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { ensureBuckets, mirrorTables } from '../lake/external-store.js';
 import { startLocalLake, type LocalLake } from '../lake/local-lake.js';
 import type { LakeThread } from '../lake/lake-thread.js';
 import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
-import { openLakeDatabase, type LakeDatabase } from '../lake/duckdb.js';
+import { openLakeDatabase, type LakeDatabase } from '../duckdb/duckdb.js';
 import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
 import type { Simulator, SimulatorOptions } from '../simulator/index.js';
@@ -221,7 +221,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
       }
     };
     if (lake) {
-      // The stack's notification: ObjectCreated in the raw bucket under raw/ (lib/parse.ts). The parse step's own
+      // The stack's notification: ObjectCreated in the raw bucket under raw/ (lib/constructs/parse.ts). The parse step's own
       // objects in the curated bucket raise events too; AWS sends those nowhere, and so does this.
       const unsubscribe = lake.onObjectCreated(async (record) => {
         if (record.s3.bucket.name !== buckets.raw || !decodeS3EventKey(record.s3.object.key).startsWith(PREFIX.raw)) return;

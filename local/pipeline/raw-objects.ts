@@ -1,8 +1,8 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { areaPrefix, partitionStart, rawKey } from '../../functions/core/s3-keys.js';
-import { formatLocalDate, type ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { areaPrefix, partitionStart, rawKey } from '../../functions/core/lake/s3-keys.js';
+import { formatLocalDate, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * The raw files `reports reparse` rebuilds from: the current object at each window's raw key, found with one

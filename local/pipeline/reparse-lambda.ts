@@ -1,11 +1,11 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { manifestKey } from '../../functions/core/s3-keys.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { manifestKey } from '../../functions/core/lake/s3-keys.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { currentRawObjects } from './raw-objects.js';
 import { NOT_LOADED, outcomeOfManifest, reparseEvent, type Reparser } from './reparse-window.js';
 

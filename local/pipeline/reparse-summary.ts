@@ -1,5 +1,5 @@
 import { showCount as count } from '../args/display.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import { windowName, type BackfillSummary, type WindowReport } from './backfill-runner.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { SQSEvent } from 'aws-lambda';
 import { showCount as count } from '../args/display.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import type { WindowResult } from './backfill-runner.js';
 import type { RawObject } from './raw-objects.js';
 

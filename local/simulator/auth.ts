@@ -3,8 +3,8 @@ import {
   signatureBaseString,
   type BodySigningRule,
   type OAuthParams,
-} from '../../functions/core/oauth.js';
-import { verifierOf, type GatewayAccount, type SignatureMethod } from '../../functions/core/signature-methods.js';
+} from '../../functions/core/gateway/oauth.js';
+import { verifierOf, type GatewayAccount, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
 
 /**
  * The simulator's OAuth 1.0 check, as a careful gateway would do it. The base string is rebuilt from the
@@ -19,7 +19,7 @@ import { verifierOf, type GatewayAccount, type SignatureMethod } from '../../fun
  * The caller answers every failure with the same "not authorised" body; the reason is only for the log.
  */
 
-/** What the simulator keeps for a login: its method and that method's record (functions/core/signature-methods.ts). */
+/** What the simulator keeps for a login: its method and that method's record (functions/core/gateway/signature-methods.ts). */
 export type SimulatorAccount = GatewayAccount;
 
 export type RefusalReason =

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import iconv from 'iconv-lite';
-import type { ColumnDefinition, ColumnKind, ReportDefinition } from '../../functions/core/report-definition.js';
-import { BOOLEAN_TOKENS, compilePattern, formatWithCompiledPattern } from '../../functions/core/value-parsers.js';
-import type { LocalDateTime, ReportWindow } from '../../functions/core/window.js';
+import type { ColumnDefinition, ColumnKind, ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { BOOLEAN_TOKENS, compilePattern, formatWithCompiledPattern } from '../../functions/core/csv/value-parsers.js';
+import type { LocalDateTime, ReportWindow } from '../../functions/core/time/window.js';
 import { rowCount, sfc32 } from './transactions.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { compilePattern, parseDate, parseTimestamp } from '../../functions/core/value-parsers.js';
-import { addSeconds, parseWindowSize, windowAt, type LocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { compilePattern, parseDate, parseTimestamp } from '../../functions/core/csv/value-parsers.js';
+import { addSeconds, parseWindowSize, windowAt, type LocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import { delimiterProblem, isSupportedEncoding } from './report-csv.js';
 
 /**

@@ -7,12 +7,12 @@ import {
   type GatewaySecret,
   type SecretOf,
   type SignatureMethod,
-} from '../../functions/core/signature-methods.js';
+} from '../../functions/core/gateway/signature-methods.js';
 
 /**
  * The simulator's test account of each signature method: throwaway credentials made for the simulator,
  * printed and written to files freely, never real ones. One entry per method of
- * functions/core/signature-methods.ts (the compiler asks for it); the simulator holds what the gateway keeps
+ * functions/core/gateway/signature-methods.ts (the compiler asks for it); the simulator holds what the gateway keeps
  * for each (gatewayAccountOf, server.ts) and verifies with the method's own entry (auth.ts).
  */
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { LocalDateTime, ReportWindow } from '../../functions/core/window.js';
+import type { LocalDateTime, ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * The simulator's sample report rows: deterministic pseudo-random transactions for one login and window.

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DECODABLE_CODINGS, encodeWhole as encodeWith, encoderFor, isDecodable, type ContentCoding } from '../../functions/core/content-coding.js';
+import { DECODABLE_CODINGS, encodeWhole as encodeWith, encoderFor, isDecodable, type ContentCoding } from '../../functions/core/gateway/content-coding.js';
 
 /**
  * How the simulator delivers a successful report, chosen at start-up: transport facts the provider's spec

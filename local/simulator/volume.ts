@@ -1,10 +1,10 @@
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { formatLocalDate, parseLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDate, parseLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * How many rows the simulator sends for a window, beyond the flat `rowsPerDay`: a weekly rhythm (a shop sells
  * less on Sundays) and dates whose volume drops (a provider-side filter that lost most rows), so the volume
- * check (functions/core/volume-band.ts) can be seen judging ordinary swings and catching a real drop:
+ * check (functions/core/quality/volume-band.ts) can be seen judging ordinary swings and catching a real drop:
  *
  *   npm start -- --from 2026-10-01 --to 2026-11-01 --weekday-volume 1,1,1,1,1.2,0.6,0.4 --drop-date 2026-10-27
  *

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { REPORTS_DIR_VARIABLE } from '../../config/reports/index.js';
+import { REPORTS_DIR_VARIABLE } from '../../functions/core/definitions/catalog-files.js';
 
 /**
  * Tests that need a particular report use the definitions of test/fixtures/reports/, never the shipped
@@ -9,7 +9,7 @@ import { REPORTS_DIR_VARIABLE } from '../../config/reports/index.js';
  */
 export const FIXTURE_REPORTS_DIR = fileURLToPath(new URL('../fixtures/reports/', import.meta.url));
 
-/** Their saved queries: test/fixtures/queries/<report>/*.sql (lib/catalog.ts reads PAYNET_QUERIES_DIR). */
+/** Their saved queries: test/fixtures/queries/<report>/*.sql (lib/constructs/catalog.ts reads PAYNET_QUERIES_DIR). */
 export const FIXTURE_QUERIES_DIR = fileURLToPath(new URL('../fixtures/queries/', import.meta.url));
 
 process.env[REPORTS_DIR_VARIABLE] = FIXTURE_REPORTS_DIR;

@@ -1,7 +1,7 @@
 import { tableFromIPC } from 'apache-arrow';
 import pl from 'nodejs-polars';
 import { readParquet } from 'parquet-wasm';
-import type { ColumnDefinition, ColumnKind } from '../../functions/core/report-definition.js';
+import type { ColumnDefinition, ColumnKind } from '../../functions/core/definitions/report-definition.js';
 import type { TestDb } from './duckdb.js';
 
 /**

@@ -1,8 +1,8 @@
 import dc from 'node:diagnostics_channel';
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { inspect } from 'node:util';
-import { parseAuthorizationHeader, percentEncode } from '../../functions/core/oauth.js';
-import type { GatewaySecret } from '../../functions/core/secret.js';
+import { parseAuthorizationHeader, percentEncode } from '../../functions/core/gateway/oauth.js';
+import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
 
 /**
  * Watches a test process for credentials escaping into anything a person or a log system could read.

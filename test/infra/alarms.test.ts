@@ -8,9 +8,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Dimension, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
-import { FINDING_LOG_MESSAGE } from '../../functions/core/quality-checks.js';
-import { Alarms, type AlarmsProps } from '../../lib/alarms.js';
-import { PipelineDashboard } from '../../lib/dashboard.js';
+import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
+import { Alarms, type AlarmsProps } from '../../lib/constructs/alarms.js';
+import { PipelineDashboard } from '../../lib/constructs/dashboard.js';
 import { SERVICE_NAME } from '../../lib/metrics.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 

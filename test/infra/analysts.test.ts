@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Analysts, analystPolicyName } from '../../lib/analysts.js';
+import { Analysts, analystPolicyName } from '../../lib/constructs/analysts.js';
 import { emptyStack, logicalIdOf, resourcesOf, testConfig, type Cfn } from './helpers.js';
 
 function build(roleArns: string[] = []) {

@@ -13,12 +13,12 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Metafile } from 'esbuild';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { bucketNames } from '../../config/naming.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { glueColumns } from '../../functions/core/table-schema.js';
-import { buildLambdaBundle, LAMBDA_BUNDLES, type BuiltBundle, type BundleName } from '../../lib/bundling.js';
-import type { PipelineFunction } from '../../lib/pipeline-function.js';
-import { PROJECT_ROOT, projectPath } from '../../lib/project.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { glueColumns } from '../../functions/core/definitions/table-schema.js';
+import { buildLambdaBundle, LAMBDA_BUNDLES, type BuiltBundle, type BundleName } from '../../lib/bundling/bundling.js';
+import type { PipelineFunction } from '../../lib/constructs/pipeline-function.js';
+import { PROJECT_ROOT, projectPath } from '../../lib/bundling/project.js';
 import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { DEFAULT_HMAC_CONTROL_KEY, startSimulator, type Simulator } from '../../local/simulator/index.js';
@@ -26,7 +26,7 @@ import { resourcesOf, testConfig, type Cfn } from './helpers.js';
 
 /**
  * The Lambda bundles as they are deployed. Each bundle is built once, outside the repository, with the
- * stack's own esbuild settings (lib/bundling.ts), and each handler runs in a plain `node` child process
+ * stack's own esbuild settings (lib/bundling/bundling.ts), and each handler runs in a plain `node` child process
  * (no tsx; no node_modules above it) with the environment the synthesized stack gives the function,
  * against local stand-ins: the local lake (s3rver) as S3, the gateway simulator as the gateway, and a
  * node:http stand-in speaking Secrets Manager's JSON protocol. A missing module, a dev dependency or a
@@ -40,7 +40,7 @@ const ROOT = mkdtempSync(join(tmpdir(), 'paynet-bundles-'));
 const MARK = '@@handler-result ';
 const buckets = bucketNames('test');
 const report = loadCatalog().get('transactions');
-/** The stack gives the parse function 3,584 MB here: enough vCPUs that it asks for the Parquet worker (lib/parse.ts). */
+/** The stack gives the parse function 3,584 MB here: enough vCPUs that it asks for the Parquet worker (lib/constructs/parse.ts). */
 const config = testConfig({ parse: { memoryMb: 3584 } });
 const SECRET_NAME = config.secret.name;
 
@@ -243,7 +243,7 @@ describe('Lambda bundles', () => {
     }
   });
 
-  it("contain none of the synthesis' own dependencies: the CDK, nor the saved-query parser (lib/saved-query-grammar.ts)", () => {
+  it("contain none of the synthesis' own dependencies: the CDK, nor the saved-query parser (lib/saved-queries/saved-query-grammar.ts)", () => {
     // Dependencies, not devDependencies, since `cdk synth` needs them: the test above would let them in.
     const synthOnly = ['aws-cdk-lib', 'constructs', 'dt-sql-parser', 'antlr4ng', 'antlr4-c3'];
     for (const [name, bundle] of Object.entries(built)) {

@@ -10,10 +10,10 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { loadCatalog } from '../../config/reports/index.js';
-import { parquetSchema } from '../../functions/core/table-schema.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { parquetSchema } from '../../functions/core/definitions/table-schema.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { Catalog, databaseName, QUERIES_DIR_VARIABLE } from '../../lib/catalog.js';
+import { Catalog, databaseName, QUERIES_DIR_VARIABLE } from '../../lib/constructs/catalog.js';
 import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
 import { emptyStack, FIXTURE_ENTRY, logicalIdOf, resourcesOf, synthPipeline, testConfig, type Cfn } from './helpers.js';
 

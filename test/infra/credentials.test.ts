@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Credentials, PLACEHOLDER_SECRET } from '../../lib/credentials.js';
+import { Credentials, PLACEHOLDER_SECRET } from '../../lib/constructs/credentials.js';
 import { emptyStack, logicalIdOf, resourcesOf } from './helpers.js';
 
 describe('Credentials', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { EnvironmentConfig } from '../../config/environments.js';
-import { PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
+import type { EnvironmentConfig } from '../../lib/environment/environments.js';
+import { PARSE_MAX_CONCURRENCY } from '../../lib/constructs/parse.js';
 import { unpinnedServiceGrants, walkDeliveryPaths, type DeliveryPath, type PathKind } from './delivery-paths.js';
 import { logicalIdOf, type Cfn, type SynthesizedPipeline } from './helpers.js';
 

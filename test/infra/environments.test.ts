@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ENVIRONMENTS_DIR, loadEnvironments, parseEnvironment, readEnvironmentSources, type EnvironmentSource } from '../../config/environments.js';
+import { ENVIRONMENTS_DIR, loadEnvironments, parseEnvironment, readEnvironmentSources, type EnvironmentSource } from '../../lib/environment/environments.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { egressSettings } from '../../lib/egress.js';
+import { egressSettings } from '../../lib/constructs/egress.js';
 import { shippedEnvironment } from './helpers.js';
 
 const minimal = {

@@ -6,8 +6,8 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Credentials } from '../../lib/credentials.js';
-import { Fetch, type FetchProps, type ScheduledReport } from '../../lib/fetch.js';
+import { Credentials } from '../../lib/constructs/credentials.js';
+import { Fetch, type FetchProps, type ScheduledReport } from '../../lib/constructs/fetch.js';
 import { emptyStack, FIXTURE_ENTRY } from './helpers.js';
 
 /** The schedule switch and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts). */

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CfnResource, Stack, TagManager } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, PCIDSS321Checks } from 'cdk-nag';
-import { loadEnvironments, readEnvironmentSources } from '../../config/environments.js';
-import { CHAT_GUARDRAIL_POLICY } from '../../lib/alarm-chat.js';
-import { addCompliancePacks } from '../../lib/compliance.js';
-import { EGRESS_OUTPUT } from '../../lib/egress.js';
-import { VPC_ACCESS_ACTIONS } from '../../lib/pipeline-function.js';
+import { loadEnvironments, readEnvironmentSources } from '../../lib/environment/environments.js';
+import { CHAT_GUARDRAIL_POLICY } from '../../lib/constructs/alarm-chat.js';
+import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { EGRESS_OUTPUT } from '../../lib/constructs/egress.js';
+import { VPC_ACCESS_ACTIONS } from '../../lib/constructs/pipeline-function.js';
 import { unpinnedServiceGrants, walkDeliveryPaths } from './delivery-paths.js';
 import { logicalIdOf, testConfig, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 import { acknowledgementsOf, recordAcknowledgementUse } from './nag.js';
@@ -277,7 +277,7 @@ describe('a new environment file, as a new user writes it: static IP, boundary, 
 
   it('lets nothing of ours publish to the alarm topic: chat gets CloudWatch alarm notifications only, which it renders natively', () => {
     // A custom message would have to follow the chat service's custom-notification schema to be shown; no role of the
-    // stack holds sns:Publish, and the topic policy allows CloudWatch alarms of this stack only (lib/alarms.ts).
+    // stack holds sns:Publish, and the topic policy allows CloudWatch alarms of this stack only (lib/constructs/alarms.ts).
     for (const [id, pol] of [...ofType(p, 'AWS::IAM::Policy'), ...ofType(p, 'AWS::IAM::ManagedPolicy')]) {
       assert.ok(!JSON.stringify(pol.Properties.PolicyDocument).includes('sns:Publish'), id);
     }

@@ -1,8 +1,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { environmentOf, parseEnvironment, readEnvironmentSource, type EnvironmentConfig } from '../../config/environments.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { projectPath } from '../../lib/pipeline-function.js';
+import { environmentOf, parseEnvironment, readEnvironmentSource, type EnvironmentConfig } from '../../lib/environment/environments.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { projectPath } from '../../lib/constructs/pipeline-function.js';
 import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
 
 /** Bundled in place of the real handlers, so the infrastructure tests need only the local esbuild. */

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Lake, type LakeProps } from '../../lib/lake.js';
+import { Lake, type LakeProps } from '../../lib/constructs/lake.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 
 const props: LakeProps = {
@@ -54,7 +54,7 @@ describe('Lake', () => {
     }
   });
 
-  it('names raw and curated like the local lake (config/naming.ts), made unique by account and region', () => {
+  it('names raw and curated like the local lake (functions/core/naming.ts), made unique by account and region', () => {
     for (const [logicalId, role] of [[ids.raw, 'raw'], [ids.curated, 'curated']] as const) {
       assert.deepEqual(bucket(logicalId).BucketName, {
         'Fn::Join': ['', [`paynet-reports-test-${role}-`, { Ref: 'AWS::AccountId' }, '-', { Ref: 'AWS::Region' }]],

@@ -1,14 +1,14 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LAMBDA_APPLICATION_LOG_LEVELS, LOG_LEVELS, type LambdaApplicationLogLevel } from '../../lib/log-levels.js';
+import { LAMBDA_APPLICATION_LOG_LEVELS, LOG_LEVELS, type LambdaApplicationLogLevel } from '../../lib/environment/log-levels.js';
 import { METRIC_NAMESPACE } from '../../lib/metrics.js';
 import { synthPipeline, testConfig, type Cfn } from './helpers.js';
 
 /**
  * No allowed log level silences an alarm. Read from the synthesized template alone, with Lambda's documented rule
  * ("Log-level filtering": with the JSON log format, a line below the function's application log level is dropped,
- * and a line without a `level` field counts as INFO), applied here without our lib/log-levels.ts helpers: every
+ * and a line without a `level` field counts as INFO), applied here without our lib/environment/log-levels.ts helpers: every
  * alarm on a custom metric needs a function that writes that namespace with metrics on, and whose filter lets an
  * unlevelled INFO line (the metric line, CloudWatch's embedded metric format) through.
  */

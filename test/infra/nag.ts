@@ -4,7 +4,7 @@ import type { IConstruct } from 'constructs';
 
 /**
  * Which acknowledgements suppressed a finding: cdk-nag checks them in NagPack#isAcknowledged, which this wraps.
- * Call it before the packs run (a synthesis with lib/compliance.ts's packs, or validateScope); each test file runs in
+ * Call it before the packs run (a synthesis with lib/policies/compliance.ts's packs, or validateScope); each test file runs in
  * its own process, so the wrapper stays in that file.
  */
 export function recordAcknowledgementUse(): Set<string> {

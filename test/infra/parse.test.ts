@@ -5,7 +5,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
-import { Parse, PARSE_MAX_CONCURRENCY } from '../../lib/parse.js';
+import { Parse, PARSE_MAX_CONCURRENCY } from '../../lib/constructs/parse.js';
 import { emptyStack, FIXTURE_ENTRY, resourcesOf, type Cfn } from './helpers.js';
 
 /** reservedConcurrency is opt-in: none by default (new accounts refuse any), and when set it also caps the poller. */

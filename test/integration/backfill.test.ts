@@ -4,11 +4,11 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bucketNames } from '../../config/naming.js';
-import { formatLocalDate } from '../../functions/core/window.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { formatLocalDate } from '../../functions/core/time/window.js';
 import { runBackfillCommand, type BackfillCommandOptions } from '../../local/cli/backfill.js';
-import { openLakeDatabase } from '../../local/lake/duckdb.js';
-import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
+import { openLakeDatabase } from '../../local/duckdb/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startSimulator } from '../../local/simulator/index.js';
 
 /**

@@ -3,24 +3,24 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { describe, it } from 'node:test';
-import { loadCatalog } from '../../config/reports/index.js';
-import { renderBody } from '../../functions/core/body-template.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { renderBody } from '../../functions/core/gateway/body-template.js';
 import {
   AuthenticationRefused,
   GatewayUnavailable,
   UnexpectedAnswer,
   type PipelineError,
 } from '../../functions/core/errors.js';
-import { fetchReport, type GatewayClientOptions } from '../../functions/core/gateway-client.js';
-import { describeRequest } from '../../functions/core/gateway-request.js';
-import type { GatewaySecret } from '../../functions/core/secret.js';
-import { parseLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { fetchReport, type GatewayClientOptions } from '../../functions/core/gateway/client.js';
+import { describeRequest } from '../../functions/core/gateway/request.js';
+import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
+import { parseLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import { startSimulator, type FaultOptions, type Simulator, type SimulatorOptions } from '../../local/simulator/index.js';
 
 /**
  * The client against the simulator over real HTTP: what `npm start` and the fetch Lambda do, for both
  * signature methods, every refusal and every fault mode. The client's own unit-level behaviours
- * (back-off arithmetic, header parsing) are tested in gateway-client.test.ts.
+ * (header parsing, signing) are tested in test/unit/oauth.test.ts.
  */
 
 const report = loadCatalog().get('transactions');

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { bucketNames } from '../../config/naming.js';
-import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { cliCacheDir } from '../../bin/cli-cache.mjs';
 
 /**

@@ -9,13 +9,13 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parquetMetadata } from 'hyparquet';
 import iconv from 'iconv-lite';
-import { loadCatalog } from '../../config/reports/index.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 import type { ByteSink } from '../../functions/core/byte-sink.js';
-import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../../functions/core/csv-to-parquet.js';
+import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../../functions/core/convert/csv-to-parquet.js';
 import { MalformedReport, SchemaDrift, TooManyRejectedRows } from '../../functions/core/errors.js';
-import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
-import { duckdbViewSql } from '../../functions/core/table-schema.js';
+import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { duckdbViewSql } from '../../functions/core/definitions/table-schema.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
 
 const sample = loadCatalog().get('transactions');

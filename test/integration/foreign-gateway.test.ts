@@ -10,10 +10,10 @@ import zlib from 'node:zlib';
 import { after, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import iconv from 'iconv-lite';
-import { loadCatalog } from '../../config/reports/index.js';
-import { headerLine } from '../../functions/core/gateway-answer.js';
-import type { ReportDefinition } from '../../functions/core/report-definition.js';
-import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { headerLine } from '../../functions/core/gateway/answer.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
 import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline/pipeline.js';
 

@@ -9,20 +9,20 @@ import { PassThrough, type Readable } from 'node:stream';
 import { after, describe, it, mock } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigurationError, GatewayUnavailable, InsecureEndpoint, UnexpectedAnswer } from '../../functions/core/errors.js';
-import { sniff } from '../../functions/core/gateway-answer.js';
-import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../../functions/core/gateway-client.js';
-import { describeRequest, isLoopbackHost, secureEndpoint } from '../../functions/core/gateway-request.js';
+import { sniff } from '../../functions/core/gateway/answer.js';
+import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../../functions/core/gateway/client.js';
+import { describeRequest, isLoopbackHost, secureEndpoint } from '../../functions/core/gateway/request.js';
 import {
   parseAuthorizationHeader,
   signRequest,
   signatureBaseString,
   type BodySigningRule,
   type OAuthParams,
-} from '../../functions/core/oauth.js';
-import { peekThenReplay } from '../../functions/core/peek-stream.js';
+} from '../../functions/core/gateway/oauth.js';
+import { peekThenReplay } from '../../functions/core/gateway/peek-stream.js';
 import { parseRetryAfter, retryDelayMs } from '../../functions/core/retry.js';
-import type { GatewaySecret } from '../../functions/core/secret.js';
-import { hmacSha1Signature } from '../../functions/core/signature-methods.js';
+import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
+import { hmacSha1Signature } from '../../functions/core/gateway/signature-methods.js';
 
 /**
  * The gateway client against real HTTP servers on loopback, written here per case. No assertion on

@@ -7,10 +7,10 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { bucketNames } from '../../config/naming.js';
+import { bucketNames } from '../../functions/core/naming.js';
 import { isWholeParquet } from '../../local/pipeline/interrupt.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
-import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
+import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 
 /**

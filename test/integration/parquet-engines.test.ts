@@ -7,9 +7,9 @@ import transactionsJson from '../fixtures/reports/transactions.json' with { type
 import pkg from '../../package.json' with { type: 'json' };
 import { PIPELINE_NAME } from '../../functions/core/build-info.js';
 import type { ByteSink } from '../../functions/core/byte-sink.js';
-import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../../functions/core/csv-to-parquet.js';
-import { STATS_BYTES } from '../../functions/core/parquet-encoder.js';
-import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
+import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../../functions/core/convert/csv-to-parquet.js';
+import { STATS_BYTES } from '../../functions/core/parquet/encoder.js';
+import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
 import { expectedTypes, readColumnsOf, readingDifferences, readWithArrowRs, readWithDuckDb, readWithPolars, unscaledDigits, type ReadColumn } from '../helpers/independent-readers.js';
 import { footerProblems, type CheckOptions } from '../helpers/parquet-checks.js';

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Json } from '@duckdb/node-api';
-import { limitedSql, openLakeDatabase, type LakeDatabase } from '../../local/lake/duckdb.js';
-import { formatTable, streamTable } from '../../local/lake/result-table.js';
+import { limitedSql, openLakeDatabase, type LakeDatabase } from '../../local/duckdb/duckdb.js';
+import { formatTable, streamTable } from '../../local/duckdb/result-table.js';
 
 /**
  * Results too big for memory: `npm run query` streams them, and the saved-query summary asks DuckDB for

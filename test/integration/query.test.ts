@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { loadCatalog } from '../../config/reports/index.js';
-import { bucketNames } from '../../config/naming.js';
-import { parseWindowSize, windowAt } from '../../functions/core/window.js';
-import { openLakeDatabase } from '../../local/lake/duckdb.js';
-import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { parseWindowSize, windowAt } from '../../functions/core/time/window.js';
+import { openLakeDatabase } from '../../local/duckdb/duckdb.js';
+import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startLocalPipeline, type WindowOutcome } from '../../local/pipeline/pipeline.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
 
 /**

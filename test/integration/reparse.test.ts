@@ -8,15 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { bucketNames } from '../../config/naming.js';
-import { REPORTS_DIR_VARIABLE } from '../../config/reports/index.js';
-import { headerLine } from '../../functions/core/gateway-answer.js';
-import { rawKey, tableKey } from '../../functions/core/s3-keys.js';
-import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { REPORTS_DIR_VARIABLE } from '../../functions/core/definitions/catalog-files.js';
+import { headerLine } from '../../functions/core/gateway/answer.js';
+import { rawKey, tableKey } from '../../functions/core/lake/s3-keys.js';
+import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
 import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
 import { reparseCommand, runReparseCommand } from '../../local/cli/reparse.js';
 import { runLocal } from '../../local/cli/run.js';
-import { LOCAL_ENVIRONMENT } from '../../config/naming.js';
+import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startLocalLake } from '../../local/lake/local-lake.js';
 
 /**

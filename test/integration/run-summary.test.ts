@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, mock } from 'node:test';
-import { loadCatalog } from '../../config/reports/index.js';
-import { formatLocalDate, wallClockIn } from '../../functions/core/window.js';
-import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { formatLocalDate, wallClockIn } from '../../functions/core/time/window.js';
+import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { runLocal, savedQueriesFor } from '../../local/cli/run.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 

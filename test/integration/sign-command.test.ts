@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { parseAuthorizationHeader } from '../../functions/core/oauth.js';
+import { parseAuthorizationHeader } from '../../functions/core/gateway/oauth.js';
 import { signReportRequest } from '../../local/cli/sign.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
 

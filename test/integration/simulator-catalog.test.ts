@@ -3,12 +3,12 @@ import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import iconv from 'iconv-lite';
-import { readReportSources } from '../../config/reports/index.js';
-import { renderBody } from '../../functions/core/body-template.js';
+import { readReportSources } from '../../functions/core/definitions/catalog-files.js';
+import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { describeRequest } from '../../functions/core/gateway-request.js';
-import { ReportCatalog } from '../../functions/core/report-catalog.js';
-import { parseLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { describeRequest } from '../../functions/core/gateway/request.js';
+import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
+import { parseLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import { parseReportRequest, startSimulator, type Simulator } from '../../local/simulator/index.js';
 
 /**

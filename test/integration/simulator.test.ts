@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
-import { parseAuthorizationHeader, percentEncode, signRequest, type BodySigningRule } from '../../functions/core/oauth.js';
-import { parseGatewaySecret, type GatewaySecret } from '../../functions/core/secret.js';
-import type { ReportWindow } from '../../functions/core/window.js';
+import { parseAuthorizationHeader, percentEncode, signRequest, type BodySigningRule } from '../../functions/core/gateway/oauth.js';
+import { parseGatewaySecret, type GatewaySecret } from '../../functions/core/gateway/secret.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 import {
   DRIFTED_HEADER,
   HARD_CASES,

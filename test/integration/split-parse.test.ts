@@ -4,10 +4,10 @@ import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { parquetReadObjects } from 'hyparquet';
-import { loadCatalog } from '../../config/reports/index.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import type { ByteSink } from '../../functions/core/byte-sink.js';
-import { SplitPart } from '../../functions/core/csv-split.js';
-import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, manifestOf, type Manifest } from '../../functions/core/csv-to-parquet.js';
+import { SplitPart } from '../../functions/core/convert/csv-split.js';
+import { convertCsvToParquet, DEFAULT_ROW_GROUP_BYTES, manifestOf, type Manifest } from '../../functions/core/convert/csv-to-parquet.js';
 import { MalformedReport } from '../../functions/core/errors.js';
 import { parquetProblems } from '../helpers/parquet-checks.js';
 

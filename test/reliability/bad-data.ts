@@ -4,7 +4,7 @@ import { describe } from 'node:test';
 import { parse as parseCsv } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
-import { ReportCatalog } from '../../functions/core/report-catalog.js';
+import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { functionS3Client } from '../../functions/aws/env.js';
 import { logger, metrics } from '../../functions/aws/powertools.js';
 import { parseRawObject, type ParseResult } from '../../functions/parse-report/parse-object.js';

@@ -6,21 +6,21 @@ import { it as nodeIt, type TestContext } from 'node:test';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { bucketNames } from '../../config/naming.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { decodeS3EventKey, keysFor } from '../../functions/core/s3-keys.js';
-import type { GatewaySecret } from '../../functions/core/secret.js';
-import { formatLocalDate, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { decodeS3EventKey, keysFor } from '../../functions/core/lake/s3-keys.js';
+import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
+import { formatLocalDate, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/time/window.js';
 import { logger } from '../../functions/aws/powertools.js';
 import { clearGatewaySecretCache } from '../../functions/aws/secrets.js';
 import { putBytes } from '../../functions/aws/s3-streams.js';
 import { handler as fetchHandler } from '../../functions/fetch-report/handler.js';
 import type { FetchRunResult } from '../../functions/fetch-report/fetch-windows.js';
 import { handler as parseHandler } from '../../functions/parse-report/handler.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { sqsEventOf } from '../../local/lake/sqs-message.js';
-import { openLakeDatabase } from '../../local/lake/duckdb.js';
+import { openLakeDatabase } from '../../local/duckdb/duckdb.js';
 import {
   DEFAULT_HMAC_CONTROL_KEY,
   REPORT_HEADER,

@@ -5,7 +5,7 @@ import { afterEach, describe, it } from 'node:test';
 import { InvokeCommand, LambdaClient, ResourceNotFoundException } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuthenticationRefused, ConfigurationError, GatewayUnavailable, SchemaDrift } from '../../functions/core/errors.js';
-import { formatLocalDate, formatLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { formatLocalDate, formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import { lambdaWindowRunner } from '../../local/pipeline/backfill-lambda.js';
 import {
   backfillWindows,

@@ -7,9 +7,9 @@ import {
   findBadPlaceholderPaths,
   findBadPlaceholders,
   renderBody,
-} from '../../functions/core/body-template.js';
+} from '../../functions/core/gateway/body-template.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { parseLocalDateTime, type ReportWindow } from '../../functions/core/window.js';
+import { parseLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 
 const window = (start: string, end: string): ReportWindow => ({ start: parseLocalDateTime(start), end: parseLocalDateTime(end) });
 const nov20 = window('2026-11-20', '2026-11-21');

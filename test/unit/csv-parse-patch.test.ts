@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { Parser as PatchedParser, type Info, type Options } from 'csv-parse';
-import { csvParseOptions } from '../../functions/core/csv-records.js';
+import { csvParseOptions } from '../../functions/core/csv/records.js';
 
 /**
  * patches/csv-parse+7.0.3.patch (fast paths: the bytes no parsing rule looks at go to the field in one step;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CsvRecordReader } from '../../functions/core/csv-records.js';
+import { CsvRecordReader } from '../../functions/core/csv/records.js';
 import { MalformedReport } from '../../functions/core/errors.js';
 
 /** Feeds bytes in chunks of the given sizes (cycled) and returns every record with its line. */

@@ -1,17 +1,17 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadCatalog } from '../../config/reports/index.js';
-import { classifyChange, parquetTypeFor } from '../../functions/core/definition-change.js';
-import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definition-fingerprint.js';
-import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/report-definition.js';
-import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/stale-windows.js';
-import type { LoadManifest } from '../../functions/core/load-manifest.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { classifyChange, parquetTypeFor } from '../../functions/core/definitions/change.js';
+import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definitions/fingerprint.js';
+import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
+import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/lake/stale-windows.js';
+import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 
 /**
  * The fingerprint of a definition's columns, what a change of them does to the partitions written before
- * (functions/core/definition-change.ts), and what the readers say about it (functions/core/stale-windows.ts).
+ * (functions/core/definitions/change.ts), and what the readers say about it (functions/core/lake/stale-windows.ts).
  */
 
 const base = loadCatalog().get('transactions');

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { csvParseOptions } from '../../functions/core/csv-records.js';
+import { csvParseOptions } from '../../functions/core/csv/records.js';
 import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/errors.js';
 import {
   classifyAnswer,
@@ -13,8 +13,8 @@ import {
   type AnswerHead,
   type Caller,
   type ReportExpectation,
-} from '../../functions/core/gateway-answer.js';
-import { parseContentEncoding } from '../../functions/core/content-coding.js';
+} from '../../functions/core/gateway/answer.js';
+import { parseContentEncoding } from '../../functions/core/gateway/content-coding.js';
 
 /**
  * The classifier on its own: a report is recognised by its bytes, whatever its label; a refusal by its

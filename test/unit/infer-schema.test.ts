@@ -7,12 +7,12 @@ import { stringify } from 'csv-stringify/sync';
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
-import { athenaColumnNames, snakeCase } from '../../functions/core/athena-names.js';
-import { detectDelimiter } from '../../functions/core/csv-sample.js';
+import { athenaColumnNames, snakeCase } from '../../functions/core/lake/athena-names.js';
+import { detectDelimiter } from '../../functions/core/csv/sample.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { inferColumnType } from '../../functions/core/infer-column-type.js';
-import { inferReportDefinition, type InferredReport } from '../../functions/core/infer-schema.js';
-import { FILL_ME, parseReportDefinition } from '../../functions/core/report-definition.js';
+import { inferColumnType } from '../../functions/core/definitions/infer-column-type.js';
+import { inferReportDefinition, type InferredReport } from '../../functions/core/definitions/infer-schema.js';
+import { FILL_ME, parseReportDefinition } from '../../functions/core/definitions/report-definition.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
 const columnsOf = (r: InferredReport) => r.definition.columns.map((c) => ({ ...c }));

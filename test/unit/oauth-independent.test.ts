@@ -3,7 +3,7 @@ import { createHmac, createSign, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import OAuth from 'oauth-1.0a';
-import { parseAuthorizationHeader, percentEncode, signRequest } from '../../functions/core/oauth.js';
+import { parseAuthorizationHeader, percentEncode, signRequest } from '../../functions/core/gateway/oauth.js';
 
 /**
  * Our signer against an independent OAuth 1.0a implementation (the oauth-1.0a package): the same

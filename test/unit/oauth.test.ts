@@ -11,8 +11,8 @@ import {
   signRequest,
   signatureBaseString,
   type OAuthParams,
-} from '../../functions/core/oauth.js';
-import { hmacSha1Signature, loadRsaPrivateKey } from '../../functions/core/signature-methods.js';
+} from '../../functions/core/gateway/oauth.js';
+import { hmacSha1Signature, loadRsaPrivateKey } from '../../functions/core/gateway/signature-methods.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 
 describe('OAuth 1.0 appendix A.5 vector', () => {

@@ -5,13 +5,13 @@ import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
 import { readRleBitPackedHybrid } from 'hyparquet/src/encoding.js';
 import { snappyUncompress } from 'hyparquet';
 import { snappyCompress, snappyCompressShared } from 'hyparquet-writer/src/snappy.js';
-import { minMax } from '../../functions/core/column-buffers.js';
-import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet-pages.js';
-import { pageStartPairs } from '../../functions/core/parquet-encoder.js';
-import { SafeIntegerSet } from '../../functions/core/row-tally.js';
+import { minMax } from '../../functions/core/parquet/column-buffers.js';
+import { ByteBuffer, writeDefinitionLevels, writeDeltaInt64, writeRleHybrid } from '../../functions/core/parquet/pages.js';
+import { pageStartPairs } from '../../functions/core/parquet/encoder.js';
+import { SafeIntegerSet } from '../../functions/core/quality/row-tally.js';
 
 /**
- * The byte-level encoders the converter writes pages with (parquet-pages.ts) and the patched Snappy
+ * The byte-level encoders the converter writes pages with (parquet/pages.ts) and the patched Snappy
  * compressor, read back by hyparquet's own decoders: every value exact, whatever its width. The files
  * themselves are read by DuckDB, arrow-rs and polars in parquet-engines.test.ts and test/reliability.
  */
@@ -27,7 +27,7 @@ function deltaRoundTrip(values: bigint[]): bigint[] {
   return [...decoded];
 }
 
-describe('Parquet page encoders (parquet-pages.ts)', () => {
+describe('Parquet page encoders (parquet/pages.ts)', () => {
   it('DELTA_BINARY_PACKED: any int64, deltas of every width up to 64 bits', () => {
     const max = 2n ** 63n - 1n;
     const min = -(2n ** 63n);

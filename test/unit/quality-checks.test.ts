@@ -1,17 +1,17 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadCatalog } from '../../config/reports/index.js';
-import { CHECK_OUTCOMES, findingsOf, QUALITY_CHECKS, qualityChecks, type HistoryLoad } from '../../functions/core/quality-checks.js';
-import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
-import { RowBatchBuilder } from '../../functions/core/row-group-buffer.js';
-import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/row-tally.js';
-import { historyWindows } from '../../functions/core/volume-band.js';
-import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/window.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { CHECK_OUTCOMES, findingsOf, QUALITY_CHECKS, qualityChecks, type HistoryLoad } from '../../functions/core/quality/checks.js';
+import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { RowBatchBuilder } from '../../functions/core/parquet/row-group-buffer.js';
+import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/quality/row-tally.js';
+import { historyWindows } from '../../functions/core/quality/volume-band.js';
+import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
- * The data checks of one window as the manifest records them (functions/core/quality-checks.ts), and the
- * row tally that feeds them from the converter's row loop (functions/core/row-tally.ts).
+ * The data checks of one window as the manifest records them (functions/core/quality/checks.ts), and the
+ * row tally that feeds them from the converter's row loop (functions/core/quality/row-tally.ts).
  */
 
 const base = loadCatalog().get('transactions');

@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, it } from 'node:test';
-import { projectPath } from '../../lib/project.js';
+import { projectPath } from '../../lib/bundling/project.js';
 
 /**
  * Every file a comment, a doc or a shipped schema names exists in the repository: a maintainer who clones the
- * project can open each one. Names are read as the text writes them: a repository path (`functions/core/s3-keys.ts`),
+ * project can open each one. Names are read as the text writes them: a repository path (`functions/core/lake/s3-keys.ts`),
  * a Markdown link relative to its page (`[x](operations.md#alarms)`), or a bare design-document name.
  */
 

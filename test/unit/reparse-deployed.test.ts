@@ -8,10 +8,10 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetObjectCommand, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { loadEnvironments } from '../../config/environments.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { definitionRecord } from '../../functions/core/definition-fingerprint.js';
-import { decodeS3EventKey } from '../../functions/core/s3-keys.js';
+import { loadEnvironments } from '../../lib/environment/environments.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { definitionRecord } from '../../functions/core/definitions/fingerprint.js';
+import { decodeS3EventKey } from '../../functions/core/lake/s3-keys.js';
 import { runReparseCommand, type DeployedClients } from '../../local/cli/reparse.js';
 import { REPARSE_CONFIGURATION_ID } from '../../local/pipeline/reparse-window.js';
 

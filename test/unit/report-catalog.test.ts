@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { readReportSources, REPORTS_DIR, reportsDir } from '../../config/reports/index.js';
+import { readReportSources, REPORTS_DIR, reportsDir } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { parseDefinitionText } from '../../functions/core/definition-json.js';
-import { ReportCatalog } from '../../functions/core/report-catalog.js';
+import { parseDefinitionText } from '../../functions/core/definitions/definition-json.js';
+import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 
 const fixture = readFileSync(join(FIXTURE_REPORTS_DIR, 'transactions.json'), 'utf8');

@@ -5,15 +5,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { loadCatalog } from '../../config/reports/index.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import transactions from '../fixtures/reports/transactions.json' with { type: 'json' };
 import { ConfigurationError } from '../../functions/core/errors.js';
 import {
   reportDefinitionJsonSchema,
   reportDefinitionJsonSchemaText,
   writeReportDefinitionJsonSchema,
-} from '../../functions/core/report-definition-json-schema.js';
-import { FILL_ME, parseReportDefinition, VOLUME_DEFAULTS } from '../../functions/core/report-definition.js';
+} from '../../functions/core/definitions/json-schema.js';
+import { FILL_ME, parseReportDefinition, VOLUME_DEFAULTS } from '../../functions/core/definitions/report-definition.js';
 
 const FILE = 'config/reports/transactions.json';
 const SCHEMA_FILE = fileURLToPath(new URL('../../config/report-definition.schema.json', import.meta.url));
@@ -269,8 +269,8 @@ describe('the JSON Schema for editors', () => {
     assert.equal(
       committed,
       reportDefinitionJsonSchemaText(),
-      'config/report-definition.schema.json is out of date with functions/core/report-definition.ts. ' +
-        'Regenerate it with `npm run reports -- json-schema` (or `npx tsx --eval "import(\'./functions/core/report-definition-json-schema.ts\')' +
+      'config/report-definition.schema.json is out of date with functions/core/definitions/report-definition.ts. ' +
+        'Regenerate it with `npm run reports -- json-schema` (or `npx tsx --eval "import(\'./functions/core/definitions/json-schema.ts\')' +
         '.then((m) => m.writeReportDefinitionJsonSchema(\'config/report-definition.schema.json\'))"`) and commit it.',
     );
   });

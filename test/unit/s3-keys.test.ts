@@ -17,8 +17,8 @@ import {
   tableKey,
   tableLocationTemplate,
   tablePrefix,
-} from '../../functions/core/s3-keys.js';
-import { parseWindowSize, windowAt, type LocalDateTime } from '../../functions/core/window.js';
+} from '../../functions/core/lake/s3-keys.js';
+import { parseWindowSize, windowAt, type LocalDateTime } from '../../functions/core/time/window.js';
 
 const day = windowAt({ year: 2026, month: 11, day: 20, hour: 0, minute: 0, second: 0 }, parseWindowSize('P1D'));
 const sixHours = windowAt({ year: 2026, month: 3, day: 1, hour: 18, minute: 0, second: 0 }, parseWindowSize('PT6H'));

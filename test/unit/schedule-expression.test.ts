@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { scheduleExpressionProblems } from '../../functions/core/schedule-expression.js';
+import { scheduleExpressionProblems } from '../../functions/core/time/schedule-expression.js';
 
 /** The first problem's text, failing when the expression is accepted. */
 const problem = (e: string) => {

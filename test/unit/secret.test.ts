@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { parseGatewaySecret } from '../../functions/core/secret.js';
+import { parseGatewaySecret } from '../../functions/core/gateway/secret.js';
 
 /** Every secret-file problem names the field, never a value (the file may hold a key). */
 

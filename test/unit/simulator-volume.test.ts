@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/window.js';
+import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
 import { parseDropDates, parseStandaloneArgs, parseWeekdayVolume, rowCount, rowsPerDayFor } from '../../local/simulator/index.js';
 
 /** The simulator's volume shape (local/simulator/volume.ts): a weekly rhythm and dropped dates, from the flags. */

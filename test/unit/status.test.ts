@@ -14,14 +14,14 @@ import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { refuseWhatTrinoCannotParse } from '../../lib/saved-query-grammar.js';
+import { refuseWhatTrinoCannotParse } from '../../lib/saved-queries/saved-query-grammar.js';
 import { mockClient } from 'aws-sdk-client-mock';
-import { PLACEHOLDER_SECRET } from '../../config/naming.js';
-import { loadCatalog } from '../../config/reports/index.js';
-import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
-import { definitionRecord, fingerprintOf } from '../../functions/core/definition-fingerprint.js';
-import { parseReportDefinition } from '../../functions/core/report-definition.js';
-import { duckdbViewSql } from '../../functions/core/table-schema.js';
+import { PLACEHOLDER_SECRET } from '../../functions/core/naming.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { convertCsvToParquet } from '../../functions/core/convert/csv-to-parquet.js';
+import { definitionRecord, fingerprintOf } from '../../functions/core/definitions/fingerprint.js';
+import { parseReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { duckdbViewSql } from '../../functions/core/definitions/table-schema.js';
 import { collectStatus, egressItem, explainReadFailure, formatStatus, partitionValuesQuery, type StatusInput, type StatusItem } from '../../local/cli/status.js';
 import { openDuckDb } from '../helpers/duckdb.js';
 
@@ -264,7 +264,7 @@ describe('reports status', () => {
 
   it('says what to do right after a first deploy: placeholder, unconfirmed e-mails, schedules off, nothing loaded', async () => {
     healthy();
-    mocks.secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify(PLACEHOLDER_SECRET) }); // what the stack itself writes (lib/credentials.ts)
+    mocks.secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify(PLACEHOLDER_SECRET) }); // what the stack itself writes (lib/constructs/credentials.ts)
     mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({
       Subscriptions: [
         { Endpoint: 'ops@merchant.test', SubscriptionArn: 'PendingConfirmation' },

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { parquetMetadata } from 'hyparquet';
-import { loadCatalog } from '../../config/reports/index.js';
-import { convertCsvToParquet } from '../../functions/core/csv-to-parquet.js';
-import { parseReportDefinition, type ReportDefinition } from '../../functions/core/report-definition.js';
-import { duckdbType, duckdbViewSql, glueColumns, parquetSchema, PARTITION_KEYS, valueAggregates } from '../../functions/core/table-schema.js';
+import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { convertCsvToParquet } from '../../functions/core/convert/csv-to-parquet.js';
+import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { duckdbType, duckdbViewSql, glueColumns, parquetSchema, PARTITION_KEYS, valueAggregates } from '../../functions/core/definitions/table-schema.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
 
 /** One column of every type, required and nullable. */

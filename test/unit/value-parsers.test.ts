@@ -16,7 +16,7 @@ import {
   parseTimestamp,
   compileBooleanTokens,
   parseBoolean,
-} from '../../functions/core/value-parsers.js';
+} from '../../functions/core/csv/value-parsers.js';
 
 const rejects = (value: bigint | number | undefined, why: RegExp) => {
   assert.ok(value === undefined || Number.isNaN(value), `expected a rejection, got ${String(value)}`);

@@ -17,20 +17,20 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The modules that declare a variant list or look its members up; whatever they import is checked too. */
 const ROOTS = [
-  'functions/core/signature-methods.ts',
-  'functions/core/secret.ts',
-  'functions/core/oauth.ts',
-  'functions/core/gateway-answer.ts',
-  'functions/core/content-coding.ts',
+  'functions/core/gateway/signature-methods.ts',
+  'functions/core/gateway/secret.ts',
+  'functions/core/gateway/oauth.ts',
+  'functions/core/gateway/answer.ts',
+  'functions/core/gateway/content-coding.ts',
   'local/simulator/test-accounts.ts',
   'local/simulator/faults.ts',
   'local/simulator/server.ts',
   'local/cli/check.ts',
-  'functions/core/report-definition.ts',
-  'functions/core/row-group-buffer.ts',
-  'functions/core/parquet-encoder.ts',
-  'functions/core/table-schema.ts',
-  'functions/core/infer-column-type.ts',
+  'functions/core/definitions/report-definition.ts',
+  'functions/core/parquet/row-group-buffer.ts',
+  'functions/core/parquet/encoder.ts',
+  'functions/core/definitions/table-schema.ts',
+  'functions/core/definitions/infer-column-type.ts',
   'local/simulator/definition-rows.ts',
 ];
 
@@ -41,7 +41,7 @@ const ROOTS = [
 type Edit = { file: string; after: string; insert: string } | { file: string; remove: string };
 
 interface Found {
-  /** "functions/core/signature-methods.ts(78,3)" */
+  /** "functions/core/gateway/signature-methods.ts(78,3)" */
   where: string;
   code: number;
   /** The source line the error points at, trimmed. */
@@ -126,19 +126,19 @@ describe('a variant named in its list without its entries does not compile', { t
 
   it('a third signature method: the signing registry, the simulator test accounts, and every lookup by method', () => {
     const errors = typeErrors([
-      { file: 'functions/core/signature-methods.ts', after: 'export const SIGNATURE_METHODS = [', insert: "'HMAC-SHA256', " },
+      { file: 'functions/core/gateway/signature-methods.ts', after: 'export const SIGNATURE_METHODS = [', insert: "'HMAC-SHA256', " },
     ]);
-    assert.deepEqual(incompleteTables(errors), ['functions/core/signature-methods.ts: SIGNING', 'local/simulator/test-accounts.ts: TEST_ACCOUNTS'], shown(errors));
+    assert.deepEqual(incompleteTables(errors), ['functions/core/gateway/signature-methods.ts: SIGNING', 'local/simulator/test-accounts.ts: TEST_ACCOUNTS'], shown(errors));
     // Each of these looks an entry up by a method: the secret's schema and messages, the refusal's advice, `reports check`.
-    for (const file of ['functions/core/secret.ts', 'functions/core/gateway-answer.ts', 'local/cli/check.ts']) {
+    for (const file of ['functions/core/gateway/secret.ts', 'functions/core/gateway/answer.ts', 'local/cli/check.ts']) {
       assert.ok(filesOf(errors).includes(file), `${file} is named:\n${shown(errors)}`);
     }
     assert.ok(errors.every((e) => /HMAC-SHA256|cannot be used to index|does not satisfy|NameOf|is not assignable/.test(e.message)), shown(errors));
   });
 
   it('a fourth content coding: its codec (decode for the client, encode for the simulator)', () => {
-    const errors = typeErrors([{ file: 'functions/core/content-coding.ts', after: 'export const DECODABLE_CODINGS = [', insert: "'zstd', " }]);
-    assert.deepEqual(incompleteTables(errors), ['functions/core/content-coding.ts: CODECS'], shown(errors));
+    const errors = typeErrors([{ file: 'functions/core/gateway/content-coding.ts', after: 'export const DECODABLE_CODINGS = [', insert: "'zstd', " }]);
+    assert.deepEqual(incompleteTables(errors), ['functions/core/gateway/content-coding.ts: CODECS'], shown(errors));
   });
 
   it('a fault mode: its entry (stage, help); once it has one, its answer in the simulator', () => {
@@ -160,21 +160,21 @@ describe('a variant named in its list without its entries does not compile', { t
   });
 
   it('a body-signing rule: its entry (meaning, the parameters it signs)', () => {
-    const errors = typeErrors([{ file: 'functions/core/oauth.ts', after: 'export const BODY_SIGNING_RULES = [', insert: "'bodyHash', " }]);
-    assert.deepEqual(incompleteTables(errors), ['functions/core/oauth.ts: BODY_SIGNING'], shown(errors));
+    const errors = typeErrors([{ file: 'functions/core/gateway/oauth.ts', after: 'export const BODY_SIGNING_RULES = [', insert: "'bodyHash', " }]);
+    assert.deepEqual(incompleteTables(errors), ['functions/core/gateway/oauth.ts: BODY_SIGNING'], shown(errors));
   });
 
   it('a column kind: its spelling, typing, buffer, three types, aggregate, inference and simulated values', () => {
-    const errors = typeErrors([{ file: 'functions/core/report-definition.ts', after: 'export const COLUMN_KINDS = [', insert: "'money', " }]);
+    const errors = typeErrors([{ file: 'functions/core/definitions/report-definition.ts', after: 'export const COLUMN_KINDS = [', insert: "'money', " }]);
     assert.deepEqual(
       incompleteTables(errors),
       [
-        'functions/core/infer-column-type.ts: PROPOSALS',
-        'functions/core/parquet-encoder.ts: BUFFERS',
-        'functions/core/report-definition.ts: COLUMN_SYNTAX',
-        'functions/core/row-group-buffer.ts: KINDS',
-        'functions/core/table-schema.ts: COLUMN_TYPES',
-        'functions/core/table-schema.ts: VALUE_AGGREGATES',
+        'functions/core/definitions/infer-column-type.ts: PROPOSALS',
+        'functions/core/definitions/report-definition.ts: COLUMN_SYNTAX',
+        'functions/core/definitions/table-schema.ts: COLUMN_TYPES',
+        'functions/core/definitions/table-schema.ts: VALUE_AGGREGATES',
+        'functions/core/parquet/encoder.ts: BUFFERS',
+        'functions/core/parquet/row-group-buffer.ts: KINDS',
         'local/simulator/definition-rows.ts: PLANS',
       ],
       shown(errors),
@@ -186,12 +186,12 @@ describe('a variant named in its list without its entries does not compile', { t
 
   /** One line of each table the boolean kind needed: without it, that table alone fails. */
   const BOOLEAN_ENTRIES = [
-    ['functions/core/report-definition.ts', "  boolean: { spelling: /^boolean$/, written: 'boolean', examples: ['boolean'], pattern: false, values: true },\n", 'COLUMN_SYNTAX'],
-    ['functions/core/row-group-buffer.ts', '  boolean: { code: BOOLEAN, bytes: 1 },\n', 'KINDS'],
-    ['functions/core/parquet-encoder.ts', '  boolean: (c) => new BoolBuffer(c.nullable),\n', 'BUFFERS'],
-    ['functions/core/table-schema.ts', "  boolean: { athena: () => 'boolean', duckdb: () => 'BOOLEAN', parquet: () => ({ type: 'BOOLEAN' }) },\n", 'COLUMN_TYPES'],
-    ['functions/core/table-schema.ts', "  boolean: (c) => [{ kind: 'trues', sql: `count_if(${c})` }],\n", 'VALUE_AGGREGATES'],
-    ['functions/core/infer-column-type.ts', '  boolean: { rank: 0, propose: booleanGuess },\n', 'PROPOSALS'],
+    ['functions/core/definitions/report-definition.ts', "  boolean: { spelling: /^boolean$/, written: 'boolean', examples: ['boolean'], pattern: false, values: true },\n", 'COLUMN_SYNTAX'],
+    ['functions/core/parquet/row-group-buffer.ts', '  boolean: { code: BOOLEAN, bytes: 1 },\n', 'KINDS'],
+    ['functions/core/parquet/encoder.ts', '  boolean: (c) => new BoolBuffer(c.nullable),\n', 'BUFFERS'],
+    ['functions/core/definitions/table-schema.ts', "  boolean: { athena: () => 'boolean', duckdb: () => 'BOOLEAN', parquet: () => ({ type: 'BOOLEAN' }) },\n", 'COLUMN_TYPES'],
+    ['functions/core/definitions/table-schema.ts', "  boolean: (c) => [{ kind: 'trues', sql: `count_if(${c})` }],\n", 'VALUE_AGGREGATES'],
+    ['functions/core/definitions/infer-column-type.ts', '  boolean: { rank: 0, propose: booleanGuess },\n', 'PROPOSALS'],
     ['local/simulator/definition-rows.ts', '  boolean: (column) => booleanPlan(column),\n', 'PLANS'],
   ] as const;
   for (const [file, remove, table] of BOOLEAN_ENTRIES) {
@@ -204,7 +204,7 @@ describe('a variant named in its list without its entries does not compile', { t
   it('the typing switch over kind codes: a code without its case reaches the never check', () => {
     const errors = typeErrors([
       {
-        file: 'functions/core/row-group-buffer.ts',
+        file: 'functions/core/parquet/row-group-buffer.ts',
         remove: `        case BOOLEAN: {
           const v = parseBoolean(text, this.booleans[c]!);
           if (v !== v) return { column: c, reason: failureReason() };
@@ -214,6 +214,6 @@ describe('a variant named in its list without its entries does not compile', { t
 `,
       },
     ]);
-    assert.deepEqual(errors.map((e) => [e.where.replace(/\(.*$/, ''), e.line]), [['functions/core/row-group-buffer.ts', 'const unhandled: never = code;']], shown(errors));
+    assert.deepEqual(errors.map((e) => [e.where.replace(/\(.*$/, ''), e.line]), [['functions/core/parquet/row-group-buffer.ts', 'const unhandled: never = code;']], shown(errors));
   });
 });

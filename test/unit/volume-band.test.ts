@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expectedBand, historyWindows, judgeVolume, median, windowDates, type HistoryValue } from '../../functions/core/volume-band.js';
-import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowRealHours, type ReportWindow } from '../../functions/core/window.js';
+import { expectedBand, historyWindows, judgeVolume, median, windowDates, type HistoryValue } from '../../functions/core/quality/volume-band.js';
+import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowRealHours, type ReportWindow } from '../../functions/core/time/window.js';
 
-/** The volume check's arithmetic (functions/core/volume-band.ts): which windows, which band, which verdict. */
+/** The volume check's arithmetic (functions/core/quality/volume-band.ts): which windows, which band, which verdict. */
 
 const day = (d: string) => windowAt(parseLocalDateTime(d), parseWindowSize('P1D'));
 const hours = (t: string, n: number) => windowAt(parseLocalDateTime(t), parseWindowSize(`PT${n}H`));

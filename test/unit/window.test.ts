@@ -15,7 +15,7 @@ import {
   withLookback,
   type ReportWindow,
   type WindowSize,
-} from '../../functions/core/window.js';
+} from '../../functions/core/time/window.js';
 
 const DAY: WindowSize = { unit: 'day', count: 1 };
 const HOUR: WindowSize = { unit: 'hour', count: 1 };

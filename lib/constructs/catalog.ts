@@ -1,0 +1,131 @@
+import type { RemovalPolicy } from 'aws-cdk-lib';
+import * as athena from 'aws-cdk-lib/aws-athena';
+import * as glue from 'aws-cdk-lib/aws-glue';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { DEFAULT_PROJECTION_START, DT_FORMAT, projectionRange } from '../../functions/core/lake/partition-projection.js';
+import { tableLocationTemplate, tablePrefix } from '../../functions/core/lake/s3-keys.js';
+import { glueColumns, PARTITION_KEY, PARTITION_KEYS } from '../../functions/core/definitions/table-schema.js';
+import { refuseWhatTrinoCannotParse } from '../saved-queries/saved-query-grammar.js';
+import { readReportQueries } from '../saved-queries/saved-queries.js';
+
+/** Where the workgroup writes query results in the results bucket (the analysts' policy grants this prefix). */
+export const RESULTS_PREFIX = 'athena/';
+
+export interface CatalogProps {
+  readonly environment: string;
+  /** One Glue table per report, columns generated from its definition. */
+  readonly reports: readonly ReportDefinition[];
+  readonly curatedBucket: s3.IBucket;
+  readonly resultsBucket: s3.IBucket;
+  /** Encrypts query results (SSE-KMS). */
+  readonly key: kms.IKey;
+  /** Athena cancels a query of this workgroup once it has scanned this many bytes. */
+  readonly bytesScannedCutoffPerQuery: number;
+  readonly removalPolicy: RemovalPolicy;
+  /** Root of the saved queries, one folder per report (queries/<report>/*.sql); default queriesRoot(). */
+  readonly queriesDir?: string;
+  /** First date partition projection enumerates (yyyy-MM-dd); default DEFAULT_PROJECTION_START. */
+  readonly projectionStart?: string;
+}
+
+/** Glue database name: Athena wants lower case letters, digits and underscores. */
+export const databaseName = (environment: string): string => `paynet_reports_${environment.replace(/-/g, '_')}`;
+export const workGroupName = (environment: string): string => `paynet-reports-${environment}`;
+
+export { QUERIES_DIR_VARIABLE, queriesRoot, readNamedQueries, readReportQueries, type NamedQuerySource } from '../saved-queries/saved-queries.js';
+
+/**
+ * The query side: a Glue database with one Parquet table per report over curated/tables/<report>/,
+ * partitioned by dt with partition projection; an Athena workgroup that enforces encrypted results
+ * and a scan limit; and the shared analyst queries as named queries.
+ */
+export class Catalog extends Construct {
+  readonly database: glue.Database;
+  readonly tables: Record<string, glue.S3Table> = {};
+  readonly workGroup: athena.CfnWorkGroup;
+  readonly namedQueries: athena.CfnNamedQuery[] = [];
+
+  constructor(scope: Construct, id: string, props: CatalogProps) {
+    super(scope, id);
+    this.database = new glue.Database(this, 'Database', {
+      databaseName: databaseName(props.environment),
+      description: `paynet-reports ${props.environment}: one table per gateway report`,
+      removalPolicy: props.removalPolicy,
+    });
+
+    const [start, end] = projectionRange(props.projectionStart ?? DEFAULT_PROJECTION_START).split(',') as [string, string];
+    for (const report of props.reports) {
+      const prefix = tablePrefix(report.id);
+      // The L2 S3Table (aws-cdk-lib 2.276) renders partition projection itself; only the location template is ours.
+      this.tables[report.id] = new glue.S3Table(this, `Table-${report.id}`, {
+        database: this.database,
+        tableName: report.id,
+        description: report.description ?? `Gateway report ${report.id}`,
+        storage: glue.S3TableStorage.fromBucket(props.curatedBucket),
+        s3Prefix: prefix,
+        dataFormat: glue.DataFormat.PARQUET,
+        // The same function generates the Parquet schema the parse function writes: no second copy of the columns.
+        columns: glueColumns(report.columns).map(toGlueColumn),
+        partitionKeys: PARTITION_KEYS.map(toGlueColumn),
+        // Partition projection: Athena computes the dt=... partitions itself, so no crawler and no MSCK REPAIR. The
+        // range ends a day past today in UTC, so a window east of UTC is visible the moment it loads
+        // (functions/core/lake/partition-projection.ts).
+        partitionProjection: {
+          [PARTITION_KEY]: glue.PartitionProjectionConfiguration.date({
+            min: start,
+            max: end,
+            format: DT_FORMAT,
+          }),
+        },
+        parameters: {
+          'storage.location.template': `s3://${props.curatedBucket.bucketName}/${tableLocationTemplate(report.id)}`,
+        },
+        // The data is SSE-KMS on the bucket, which S3 decrypts transparently; the flag is for client-side encryption.
+        hasEncryptedData: false,
+      });
+    }
+
+    this.workGroup = new athena.CfnWorkGroup(this, 'WorkGroup', {
+      name: workGroupName(props.environment),
+      description: `paynet-reports ${props.environment}: analysts' queries over the report tables`,
+      state: 'ENABLED',
+      // Dropping the workgroup (stack deletion, rename) also drops its saved queries and history instead of failing.
+      recursiveDeleteOption: true,
+      workGroupConfiguration: {
+        // Clients cannot override the output location or turn encryption off.
+        enforceWorkGroupConfiguration: true,
+        publishCloudWatchMetricsEnabled: true,
+        bytesScannedCutoffPerQuery: props.bytesScannedCutoffPerQuery,
+        engineVersion: { selectedEngineVersion: 'Athena engine version 3' },
+        resultConfiguration: {
+          outputLocation: props.resultsBucket.s3UrlForObject(RESULTS_PREFIX),
+          encryptionConfiguration: { encryptionOption: 'SSE_KMS', kmsKey: props.key.keyArn },
+        },
+      },
+    });
+
+    const saved = props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })));
+    // Athena engine v3 is Trino: a query only DuckDB parses (x::varchar, QUALIFY) stops the synthesis, every such file named.
+    refuseWhatTrinoCannotParse(saved);
+    for (const q of saved) {
+      this.namedQueries.push(
+        // Named <report>/<file>: two reports may each have a daily_totals.
+        new athena.CfnNamedQuery(this, `Query-${q.report}-${q.name}`, {
+          name: `${q.report}/${q.name}`,
+          description: q.description,
+          database: this.database.databaseName,
+          workGroup: this.workGroup.ref, // the Ref also orders creation after the workgroup
+          queryString: q.sql,
+        }),
+      );
+    }
+  }
+}
+
+/** Athena type strings (from table-schema.ts) as Glue columns; all of them are primitive types. */
+function toGlueColumn(c: { name: string; type: string; comment?: string }): glue.Column {
+  return { name: c.name, type: { inputString: c.type, isPrimitive: true }, comment: c.comment };
+}
