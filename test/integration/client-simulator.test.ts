@@ -20,7 +20,7 @@ import { startSimulator, type FaultOptions, type Simulator, type SimulatorOption
 /**
  * The client against the simulator over real HTTP: what `npm start` and the fetch Lambda do, for both
  * signature methods, every refusal and every fault mode. The client's own unit-level behaviours
- * (header parsing, signing) are tested in test/unit/oauth.test.ts.
+ * (back-off arithmetic, header parsing) are tested in test/integration/gateway-client.test.ts.
  */
 
 const report = loadCatalog().get('transactions');
