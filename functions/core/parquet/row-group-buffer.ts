@@ -204,6 +204,18 @@ export class RowBatchBuilder {
    */
   add(record: readonly string[]): number | RowProblem {
     const row = this.rows;
+    const problem = this.typeFixedWidth(record, row);
+    if (problem !== undefined) return problem;
+    const bytes = this.appendStrings(record, row);
+    if (typeof bytes === 'number') this.rows = row + 1;
+    return bytes;
+  }
+
+  /**
+   * Types the row's non-string values into their slots, or returns the first that does not type. Slots are
+   * written in place: a row that fails later is overwritten by the next one, as `rows` has not moved.
+   */
+  private typeFixedWidth(record: readonly string[], row: number): RowProblem | undefined {
     const typed = this.typedCols;
     for (let k = 0; k < typed.length; k++) {
       const c = typed[k]!;
@@ -282,6 +294,14 @@ export class RowBatchBuilder {
       }
       if (this.nullable[c] === 1) this.nulls[c]![row] = 0;
     }
+    return undefined;
+  }
+
+  /**
+   * Appends the row's strings once every other value has typed, or refuses an empty value of a column that is not
+   * nullable before any is appended (appended bytes cannot be taken back). Returns the row's estimated bytes.
+   */
+  private appendStrings(record: readonly string[], row: number): number | RowProblem {
     const strings = this.stringCols;
     for (let k = 0; k < strings.length; k++) {
       const c = strings[k]!;
@@ -315,7 +335,6 @@ export class RowBatchBuilder {
       this.lengths[c]![row] = size;
       this.text += size;
     }
-    this.rows = row + 1;
     return bytes;
   }
 
