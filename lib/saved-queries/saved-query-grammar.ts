@@ -1,7 +1,7 @@
 // Only the Trino parser, not the package's index: that loads all eight dialects (~0.7 s and ~160 MB more).
 import { TrinoSQL } from 'dt-sql-parser/dist/parser/trino/index.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { showPath } from '../../local/args/display.js';
+import { showPath } from '../../functions/core/shown-path.js';
 
 /**
  * The saved queries (queries/<report>/*.sql) run on DuckDB locally and on Athena engine v3, which is Trino.
