@@ -2,7 +2,8 @@ import { ConfigurationError } from './errors.js';
 
 /**
  * Names shared by the CDK stack and the local runner, so a local run lands in buckets named exactly
- * like the deployed ones. The stack, the Lambda bundle and the local lake all load this file.
+ * like the deployed ones. They live in the core because both the stack (lib/) and the command line (local/)
+ * read them, and neither may import the other's side of the house.
  */
 
 /** Lower-case letters, digits and hyphens: it becomes part of S3 bucket names (3-63 characters, no underscores). */

@@ -6,7 +6,9 @@ import { ConfigurationError } from '../errors.js';
 import { ReportCatalog, type ReportSource } from './catalog.js';
 
 /**
- * The report catalog: every *.json in this folder is a report; no code lists them.
+ * Where the report catalog comes from: every *.json of config/reports/ is a report; no code lists them. The
+ * loader lives with the code and config/ holds only data, so the handlers read the catalog through this module
+ * and never import config/ (eslint.config.js holds them to it).
  *
  * On a laptop, in the tests and in `cdk synth` the folder is read when the catalog is first asked for. The
  * Lambda bundles have no folder: lib/bundling/bundling.ts reads it at synth and hands the sources to esbuild as the
@@ -25,17 +27,17 @@ declare const __PAYNET_CATALOG_BUNDLED__: true | undefined;
 export const BUNDLED_SOURCES_CONSTANT = '__PAYNET_REPORT_SOURCES__';
 export const BUNDLED_FLAG_CONSTANT = '__PAYNET_CATALOG_BUNDLED__';
 
-/** This folder, where the shipped definitions live. */
+/** config/reports/, where the shipped definitions live (a path from this file, not an import). */
 export const REPORTS_DIR = fileURLToPath(new URL('../../../config/reports/', import.meta.url));
 
 /**
- * Another folder of definitions instead of this one, for every command, the synth and the bundles built by
+ * Another folder of definitions instead of config/reports/, for every command, the synth and the bundles built by
  * it. The test suite points it at test/fixtures/reports/ (test/helpers/fixture-reports.ts), so the tests do
  * not depend on which reports a deployment ships.
  */
 export const REPORTS_DIR_VARIABLE = 'PAYNET_REPORTS_DIR';
 
-/** The folder the catalog is read from: PAYNET_REPORTS_DIR when set, else this one. */
+/** The folder the catalog is read from: PAYNET_REPORTS_DIR when set, else config/reports/. */
 export const reportsDir = (): string => process.env[REPORTS_DIR_VARIABLE] || REPORTS_DIR;
 
 /**
