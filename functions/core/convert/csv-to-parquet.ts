@@ -1,14 +1,14 @@
 import type { Readable } from 'node:stream';
-import { countingSink, type OutputSink } from '../byte-sink.js';
+import { countingSink, type CountingSink, type OutputSink } from '../byte-sink.js';
 import { CsvRecordReader } from '../csv/records.js';
-import { startEncoder, type EncoderMode } from '../parquet/encoder-thread.js';
+import { startEncoder, type EncoderHandle, type EncoderMode } from '../parquet/encoder-thread.js';
 import { ConfigurationError, SchemaDrift, TooManyRejectedRows } from '../errors.js';
 import { RejectWriter } from '../csv/reject-writer.js';
 import type { ReportDefinition } from '../definitions/report-definition.js';
 import { RowBatchBuilder } from '../parquet/row-group-buffer.js';
 import { RowLoop } from './row-loop.js';
 import { RowTally, type RowTallyResult } from '../quality/row-tally.js';
-import type { PartResult, SplitInput, StartSplitPart } from './csv-split.js';
+import type { PartResult, SplitInput, SplitPart, StartSplitPart } from './csv-split.js';
 
 /**
  * A report's CSV to one Parquet file (docs/architecture.md, "The flow"), streaming end to end:
@@ -129,6 +129,29 @@ export function checkHeader(report: ReportDefinition, header: readonly string[])
 }
 
 export async function convertCsvToParquet(options: ConvertOptions): Promise<Manifest> {
+  const conversion = new CsvConversion(options, checkedLimits(options));
+  try {
+    await conversion.readInput();
+    await conversion.settleSecondPart();
+    const counts = conversion.endParse();
+    await conversion.appendSecondPart(counts);
+    await conversion.closeRejects();
+    await conversion.failIfTooManyRejected(counts);
+    return await conversion.finish(counts);
+  } catch (e) {
+    throw await conversion.abort(e);
+  }
+}
+
+/** The row-group bounds and the reject share a conversion runs with. */
+interface ConvertLimits {
+  rowGroupRows: number;
+  rowGroupBytes: number;
+  maxShare: number;
+}
+
+/** The options' limits, or a ConfigurationError before anything is started. */
+function checkedLimits(options: ConvertOptions): ConvertLimits {
   const { report } = options;
   const rowGroupRows = options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS;
   const rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
@@ -136,210 +159,273 @@ export async function convertCsvToParquet(options: ConvertOptions): Promise<Mani
   if (!(rowGroupRows >= 1) || !(rowGroupBytes >= 1)) throw new ConfigurationError('rowGroupRows and rowGroupBytes must be positive');
   if (!(maxShare >= 0 && maxShare <= 1)) throw new ConfigurationError(`maxRejectShare must be between 0 and 1, got ${maxShare}`);
   if (report.format !== 'CSV') throw new ConfigurationError(`report "${report.id}" is ${report.format}, not CSV: there is nothing to convert`);
+  return { rowGroupRows, rowGroupBytes, maxShare };
+}
 
-  const started = Date.now();
-  const t0 = performance.now();
-  const out = countingSink(options.output);
-  const rejectSink = options.rejects ? countingSink(options.rejects) : undefined;
-  const rejects = new RejectWriter(rejectSink, report.delimiter);
-  const columns = report.columns;
-  const headers = columns.map((c) => c.header);
-  const builder = new RowBatchBuilder(columns);
-  // Undefined unless the definition declares keys or a sum column: then the row loop pays one test per row.
-  const tally = RowTally.for(report);
-  // A second thread for the file's second part, when asked for and possible (csv-split.ts).
-  let part = options.split ? options.split.start(report, { rowGroupRows, rowGroupBytes }, options.split) : undefined;
-  // Where this thread's part will end, as soon as the worker found it (before this thread gets there).
-  let partEnd: number | undefined;
-  void part?.limit.then((l) => (partEnd = l));
+/** The whole file's rows: this thread's part's, then the second part's added when there is one. */
+interface RowCounts {
+  rowsRead: number;
+  rowsWritten: number;
+  rowsRejected: number;
+  emptyLines: number;
+}
 
-  let encoder: ReturnType<typeof startEncoder> | undefined;
-  let headerSeen = false;
-  let bytesIn = 0;
-  let parseMs = 0;
+/**
+ * One file's conversion: the state convertCsvToParquet's stages share, and the per-record callbacks (made once,
+ * with the conversion) that the CSV reader and the row loop call.
+ */
+class CsvConversion {
+  private readonly options: ConvertOptions;
+  private readonly report: ReportDefinition;
+  private readonly maxShare: number;
+  private readonly started: number;
+  private readonly t0: number;
+  private readonly out: CountingSink;
+  private readonly rejectSink: CountingSink | undefined;
+  private readonly rejects: RejectWriter;
+  private readonly builder: RowBatchBuilder;
+  private readonly tally: RowTally | undefined;
+  private readonly loop: RowLoop;
+  private readonly reader: CsvRecordReader;
+  /** The second part's thread while it is wanted; undefined once this thread parses the whole file. */
+  private part: SplitPart | undefined;
+  /** Where this thread's part will end, as soon as the worker found it (before this thread gets there). */
+  private partEnd: number | undefined;
+  private encoder: EncoderHandle | undefined;
+  private headerSeen = false;
+  private bytesIn = 0;
+  private parseMs = 0;
   // With no rejects allowed, the first one decides the run: stop encoding, keep reading to count them all.
-  let doomed = false;
+  private doomed = false;
   // The split: where this thread's part ends once known, how far it has been fed, where the open group began.
-  let limit: number | undefined;
-  let fed = 0;
-  let groupStart = 0;
-  let partDone = false;
+  private limit: number | undefined;
+  private fed = 0;
+  private groupStart = 0;
+  private partDone = false;
+  // Quote characters fed so far, while a split is pending: the cut is a record boundary when their number is
+  // even (outside quotes). csv-parse cannot say so itself at the cut: it holds back the last bytes of a
+  // chunk (`"\r\n`) until it sees the next one, and the next byte is the second part's.
+  private quotes = 0;
+  /** The second part's result: null when its worker failed. */
+  private second: PartResult | null | undefined;
+  private rejectsClosed = false;
 
-  const ship = (endOfGroup: boolean) => {
-    // The batch is copied at once (into the inline encoder's column buffers, or by postMessage to the
-    // worker), so it may be views of the builder's buffers.
-    const batch = builder.take(true);
-    if (!doomed) encoder?.add(batch, endOfGroup);
-    if (endOfGroup) groupStart = fed;
+  constructor(options: ConvertOptions, { rowGroupRows, rowGroupBytes, maxShare }: ConvertLimits) {
+    const { report } = options;
+    this.options = options;
+    this.report = report;
+    this.maxShare = maxShare;
+    this.started = Date.now();
+    this.t0 = performance.now();
+    this.out = countingSink(options.output);
+    this.rejectSink = options.rejects ? countingSink(options.rejects) : undefined;
+    this.rejects = new RejectWriter(this.rejectSink, report.delimiter);
+    this.builder = new RowBatchBuilder(report.columns);
+    // Undefined unless the definition declares keys or a sum column: then the row loop pays one test per row.
+    this.tally = RowTally.for(report);
+    // A second thread for the file's second part, when asked for and possible (csv-split.ts).
+    this.part = options.split ? options.split.start(report, { rowGroupRows, rowGroupBytes }, options.split) : undefined;
+    void this.part?.limit.then((l) => (this.partEnd = l));
+    const bounds = { rows: rowGroupRows, bytes: rowGroupBytes };
+    this.loop = new RowLoop(report.columns, this.builder, this.tally, bounds, this.ship, this.reject, this.holdGroup);
+    this.reader = new CsvRecordReader(report.id, report.delimiter, report.encoding, this.onRecord);
+  }
+
+  /** Each record: the header starts the encoder once it matched the definition; every later one is a row. */
+  private readonly onRecord = (record: string[], line: number): void => {
+    if (!this.headerSeen) {
+      checkHeader(this.report, record);
+      this.headerSeen = true;
+      // Two parsing threads already use both cores: each encodes its own part.
+      this.encoder = startEncoder({ columns: this.report.columns }, this.out, this.part ? 'inline' : this.options.encoder, this.options.workerUrl);
+      return;
+    }
+    this.loop.record(record, line);
   };
 
-  const reject = (line: number, column: string, reason: string, record: string[]) => {
-    rejects.add(line, column, reason, record);
-    if (maxShare === 0 && !doomed) {
-      doomed = true;
+  private readonly ship = (endOfGroup: boolean): void => {
+    // The batch is copied at once (into the inline encoder's column buffers, or by postMessage to the
+    // worker), so it may be views of the builder's buffers.
+    const batch = this.builder.take(true);
+    if (!this.doomed) this.encoder?.add(batch, endOfGroup);
+    if (endOfGroup) this.groupStart = this.fed;
+  };
+
+  private readonly reject = (line: number, column: string, reason: string, record: string[]): void => {
+    this.rejects.add(line, column, reason, record);
+    if (this.maxShare === 0 && !this.doomed) {
+      this.doomed = true;
       // Settled here, awaited nowhere: failures to abort surface again when the run aborts at the end.
-      void encoder?.abort();
-      out.abort(new Error(`rejected rows in report "${report.id}": the Parquet file will not be published`)).catch(() => {});
+      void this.encoder?.abort();
+      this.out.abort(new Error(`rejected rows in report "${this.report.id}": the Parquet file will not be published`)).catch(() => {});
     }
   };
 
   // In a split file this thread's last row group stays open past its row bound when what is left of the
   // part would not fill another: the groups before the second part's stay at least rowGroupRows long.
-  const holdGroup = () => part !== undefined && partEnd !== undefined && !partDone && partEnd - fed < fed - groupStart;
-  const loop = new RowLoop(columns, builder, tally, { rows: rowGroupRows, bytes: rowGroupBytes }, ship, reject, holdGroup);
+  private readonly holdGroup = (): boolean =>
+    this.part !== undefined && this.partEnd !== undefined && !this.partDone && this.partEnd - this.fed < this.fed - this.groupStart;
 
-  const onRecord = (record: string[], line: number) => {
-    if (!headerSeen) {
-      checkHeader(report, record);
-      headerSeen = true;
-      // Two parsing threads already use both cores: each encodes its own part.
-      encoder = startEncoder({ columns }, out, part ? 'inline' : options.encoder, options.workerUrl);
-      return;
-    }
-    loop.record(record, line);
-  };
-
-  const reader = new CsvRecordReader(report.id, report.delimiter, report.encoding, onRecord);
-  // Quote characters fed so far, while a split is pending: the cut is a record boundary when their number is
-  // even (outside quotes). csv-parse cannot say so itself at the cut: it holds back the last bytes of a
-  // chunk (`"\r\n`) until it sees the next one, and the next byte is the second part's.
-  let quotes = 0;
-  const parse = (bytes: Buffer) => {
-    const t = performance.now();
-    fed += bytes.length;
-    if (part) quotes += countQuotes(bytes);
-    reader.write(bytes);
-    parseMs += performance.now() - t;
-  };
-  /** Drops the second part: this thread parses the whole file, as without a split. */
-  const parseAlone = async () => {
-    const dropped = part;
-    part = undefined;
-    limit = undefined;
-    await dropped?.stop();
-  };
-  let rejectsClosed = false;
-  let second: PartResult | null | undefined;
-  try {
-    for await (const chunk of options.input) {
+  /** This thread's read of the whole file: parsed up to the cut of a split, only read through past it. */
+  async readInput(): Promise<void> {
+    for await (const chunk of this.options.input) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      const chunkStart = bytesIn;
-      bytesIn += bytes.length;
+      const chunkStart = this.bytesIn;
+      this.bytesIn += bytes.length;
       // Past the cut, the rest of the input is the worker's: it is only read through (the caller hashes it),
       // once the worker is done and gone. Read at once, its chunks would be garbage this thread makes too
       // little of to be collected soon, held beside the worker's whole isolate at the run's peak of memory.
-      if (partDone) {
-        if (second === undefined) second = (await part!.result()) ?? null;
+      if (this.partDone) {
+        if (this.second === undefined) this.second = (await this.part!.result()) ?? null;
         continue;
       }
-      if (part && limit === undefined && bytesIn > part.at) {
-        limit = await part.limit;
-        if (limit === undefined) await parseAlone();
+      if (this.part && this.limit === undefined && this.bytesIn > this.part.at) {
+        this.limit = await this.part.limit;
+        if (this.limit === undefined) await this.parseAlone();
       }
-      if (part && limit !== undefined && bytesIn >= limit) {
-        const cut = limit - chunkStart;
-        parse(bytes.subarray(0, cut));
-        if (quotes % 2 === 0 && headerSeen) {
-          partDone = true;
+      if (this.part && this.limit !== undefined && this.bytesIn >= this.limit) {
+        const cut = this.limit - chunkStart;
+        this.parse(bytes.subarray(0, cut));
+        if (this.quotes % 2 === 0 && this.headerSeen) {
+          this.partDone = true;
         } else {
           // The cut fell inside a quoted value (or the header was all there was): parse on through.
-          await parseAlone();
-          parse(bytes.subarray(cut));
+          await this.parseAlone();
+          this.parse(bytes.subarray(cut));
         }
       } else {
-        parse(bytes);
+        this.parse(bytes);
       }
-      await encoder?.ready();
-      await rejects.drain();
+      await this.encoder?.ready();
+      await this.rejects.drain();
     }
-    if (part && partDone) {
-      if (second === undefined) second = (await part.result()) ?? null;
-      if (!second) {
+  }
+
+  /** After the input: the second part's result, or the second part parsed here when its worker failed or was not used. */
+  async settleSecondPart(): Promise<void> {
+    if (this.part && this.partDone) {
+      if (this.second === undefined) this.second = (await this.part.result()) ?? null;
+      if (!this.second) {
         // The worker failed (malformed bytes in its part, most likely): parse its part here, so the run fails
         // or succeeds exactly as it would have on one thread.
-        const from = limit!;
-        await parseAlone();
-        for await (const chunk of await options.split!.tail(from)) {
-          parse(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          await encoder?.ready();
-          await rejects.drain();
+        const from = this.limit!;
+        await this.parseAlone();
+        for await (const chunk of await this.options.split!.tail(from)) {
+          this.parse(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          await this.encoder?.ready();
+          await this.rejects.drain();
         }
       }
-    } else if (part) {
-      await parseAlone();
+    } else if (this.part) {
+      await this.parseAlone();
     }
+  }
+
+  private parse(bytes: Buffer): void {
     const t = performance.now();
-    reader.end();
-    parseMs += performance.now() - t;
-    if (!headerSeen) throw new SchemaDrift(report.id, headers, [], []);
-    loop.closeGroup();
+    this.fed += bytes.length;
+    if (this.part) this.quotes += countQuotes(bytes);
+    this.reader.write(bytes);
+    this.parseMs += performance.now() - t;
+  }
 
-    let rowsRead = loop.rowsRead;
-    let rowsWritten = loop.rowsWritten;
-    let rowsRejected = loop.rowsRejected;
-    let emptyLines = reader.emptyLines;
-    if (second) {
-      // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
-      // One group at a time, each let go once the sink took it: they are the worker's whole part. This
-      // thread's column buffers are not needed any more.
-      encoder?.releaseBuffers();
-      const groups = second.groups.splice(0);
-      for (let g = 0; g < groups.length && !doomed; g++) {
-        encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);
-        groups[g] = undefined!;
-        await encoder!.ready();
-      }
-      const lines = reader.linesRead;
-      for (const r of second.rejects) reject(r.line + lines, r.column, r.reason, r.record);
-      if (second.tally) tally?.merge(second.tally);
-      rowsRead += second.rowsRead;
-      rowsWritten += second.rowsWritten;
-      rowsRejected += second.rowsRejected;
-      emptyLines += second.emptyLines;
+  /** Drops the second part: this thread parses the whole file, as without a split. */
+  private async parseAlone(): Promise<void> {
+    const dropped = this.part;
+    this.part = undefined;
+    this.limit = undefined;
+    await dropped?.stop();
+  }
+
+  /** Ends this thread's parse (the header must have come) and its last row group; its rows. */
+  endParse(): RowCounts {
+    const t = performance.now();
+    this.reader.end();
+    this.parseMs += performance.now() - t;
+    if (!this.headerSeen) throw new SchemaDrift(this.report.id, this.report.columns.map((c) => c.header), [], []);
+    this.loop.closeGroup();
+    return { rowsRead: this.loop.rowsRead, rowsWritten: this.loop.rowsWritten, rowsRejected: this.loop.rowsRejected, emptyLines: this.reader.emptyLines };
+  }
+
+  /** The worker's row groups, rejects, tally and rows after this thread's, when it converted the second part. */
+  async appendSecondPart(counts: RowCounts): Promise<void> {
+    const second = this.second;
+    if (!second) return;
+    // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
+    // One group at a time, each let go once the sink took it: they are the worker's whole part. This
+    // thread's column buffers are not needed any more.
+    this.encoder?.releaseBuffers();
+    const groups = second.groups.splice(0);
+    for (let g = 0; g < groups.length && !this.doomed; g++) {
+      this.encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);
+      groups[g] = undefined!;
+      await this.encoder!.ready();
     }
+    const lines = this.reader.linesRead;
+    for (const r of second.rejects) this.reject(r.line + lines, r.column, r.reason, r.record);
+    if (second.tally) this.tally?.merge(second.tally);
+    counts.rowsRead += second.rowsRead;
+    counts.rowsWritten += second.rowsWritten;
+    counts.rowsRejected += second.rowsRejected;
+    counts.emptyLines += second.emptyLines;
+  }
 
-    await rejects.close();
-    rejectsClosed = true;
-    const manifest = (encodeMs: number, rowGroups: number): Manifest => {
-      const durationMs = performance.now() - t0;
-      return {
-        reportId: report.id,
-        rowsRead,
-        rowsWritten,
-        rowsRejected,
-        emptyLines,
-        rowGroups,
-        bytesIn,
-        bytesOut: out.bytes,
-        ...(rejectSink ? { rejectBytes: rejectSink.bytes } : {}),
-        ...(tally ? { tally: tally.result() } : {}),
-        startedAt: new Date(started).toISOString(),
-        finishedAt: new Date(started + durationMs).toISOString(),
-        durationMs: Math.round(durationMs),
-        encoder: encoder?.mode ?? 'inline',
-        timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
-        ...(second ? { split: { atByte: limit!, rowsRead: second.rowsRead, parseMs: Math.round(second.parseMs), encodeMs: Math.round(second.encodeMs) } } : {}),
-      };
-    };
+  /** Ends the rejects file: complete whenever the whole input was read, even when the table is then refused. */
+  async closeRejects(): Promise<void> {
+    await this.rejects.close();
+    this.rejectsClosed = true;
+  }
 
-    if (rowsRejected > 0 && rowsRejected / rowsRead > maxShare) {
-      const error = new TooManyRejectedRows(report.id, rowsRejected, rowsRead, maxShare);
-      await encoder?.abort();
-      await out.abort(error);
-      throw Object.assign(error, { manifest: manifest(0, 0) });
-    }
-    const { encodeMs, rowGroups, columnMs } = await encoder!.finish();
-    if (options.finishOutput !== false) await out.end();
+  /** Throws TooManyRejectedRows, its manifest attached, when the rejected share is over the bound. */
+  async failIfTooManyRejected(counts: RowCounts): Promise<void> {
+    const { rowsRejected, rowsRead } = counts;
+    if (!(rowsRejected > 0 && rowsRejected / rowsRead > this.maxShare)) return;
+    const error = new TooManyRejectedRows(this.report.id, rowsRejected, rowsRead, this.maxShare);
+    await this.encoder?.abort();
+    await this.out.abort(error);
+    throw Object.assign(error, { manifest: this.manifest(counts, 0, 0) });
+  }
+
+  /** The Parquet footer written, the output ended unless the caller commits it: the run's manifest. */
+  async finish(counts: RowCounts): Promise<Manifest> {
+    const { encodeMs, rowGroups, columnMs } = await this.encoder!.finish();
+    if (this.options.finishOutput !== false) await this.out.end();
     return {
-      ...manifest(encodeMs, rowGroups),
-      ...(columnMs ? { encodeMsByColumn: Object.fromEntries(columns.map((c, i) => [c.name, Math.round(columnMs[i]!)])) } : {}),
+      ...this.manifest(counts, encodeMs, rowGroups),
+      ...(columnMs ? { encodeMsByColumn: Object.fromEntries(this.report.columns.map((c, i) => [c.name, Math.round(columnMs[i]!)])) } : {}),
     };
-  } catch (e) {
+  }
+
+  private manifest(counts: RowCounts, encodeMs: number, rowGroups: number): Manifest {
+    const durationMs = performance.now() - this.t0;
+    const { second, parseMs } = this;
+    return {
+      reportId: this.report.id,
+      rowsRead: counts.rowsRead,
+      rowsWritten: counts.rowsWritten,
+      rowsRejected: counts.rowsRejected,
+      emptyLines: counts.emptyLines,
+      rowGroups,
+      bytesIn: this.bytesIn,
+      bytesOut: this.out.bytes,
+      ...(this.rejectSink ? { rejectBytes: this.rejectSink.bytes } : {}),
+      ...(this.tally ? { tally: this.tally.result() } : {}),
+      startedAt: new Date(this.started).toISOString(),
+      finishedAt: new Date(this.started + durationMs).toISOString(),
+      durationMs: Math.round(durationMs),
+      encoder: this.encoder?.mode ?? 'inline',
+      timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
+      ...(second ? { split: { atByte: this.limit!, rowsRead: second.rowsRead, parseMs: Math.round(second.parseMs), encodeMs: Math.round(second.encodeMs) } } : {}),
+    };
+  }
+
+  /** After any failure: the second part's thread stopped, the output aborted, the rejects too unless complete. */
+  async abort(e: unknown): Promise<Error> {
     const error = e instanceof Error ? e : new Error(String(e));
-    await part?.stop();
-    await encoder?.abort();
-    await out.abort(error);
-    if (!rejectsClosed) await rejects.abort(error);
-    throw error;
+    await this.part?.stop();
+    await this.encoder?.abort();
+    await this.out.abort(error);
+    if (!this.rejectsClosed) await this.rejects.abort(error);
+    return error;
   }
 }
