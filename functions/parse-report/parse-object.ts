@@ -7,14 +7,15 @@ import type { StartSplitPart } from '../core/convert/csv-split.js';
 import { convertCsvToParquet, manifestOf, type ConvertOptions, type Manifest } from '../core/convert/csv-to-parquet.js';
 import { definitionRecord } from '../core/definitions/fingerprint.js';
 import { isPipelineError } from '../core/errors.js';
-import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks } from '../core/quality/checks.js';
+import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks, type QualityCheck } from '../core/quality/checks.js';
 import type { ReportCatalog } from '../core/definitions/catalog.js';
-import { keysFor, parseRawKey } from '../core/lake/s3-keys.js';
+import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import { keysFor, parseRawKey, type RawKeyParts } from '../core/lake/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/time/window.js';
-import { recordLoad, recordLoadCompleted, recordQuality } from '../aws/metrics.js';
+import { recordLoad, recordLoadCompleted, recordQuality, type MetricDimensions } from '../aws/metrics.js';
 import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart-sink.js';
 import { redactText } from '../aws/redact.js';
-import { ObjectNotFound, openObjectStream, putJson, type StoredObject } from '../aws/s3-streams.js';
+import { ObjectNotFound, openObjectStream, putJson, type OpenedObject, type StoredObject } from '../aws/s3-streams.js';
 import { readHistory } from './load-history.js';
 import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from '../core/lake/load-manifest.js';
 import { rawObjectState } from './raw-state.js';
@@ -145,6 +146,61 @@ const ref = (s: StoredObject): StoredRef => ({
 export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runId: string): Promise<ParseResult> {
   const parts = parseRawKey(object.key);
   if (!parts) return { outcome: 'ignored', key: object.key, reason: 'not under raw/' };
+  const run = startParse(object, deps, runId, parts);
+  try {
+    const state = await rawObjectState(deps.s3, object);
+    if (state === 'superseded') return skipSuperseded(run);
+    if (state === 'deleted') return skipDeleted(run);
+    const opened = await openRaw(run);
+    if (!opened) return skipDeleted(run);
+    const raw = digesting(opened.body);
+    if (parts.format === 'PDF') return await keepPdf(run, raw);
+    const sinks = openSinks(run);
+    const conversion = await convert(run, sinks, raw, splitOf(run, opened));
+    if (!(await publish(run, sinks))) return skipSuperseded(run);
+    return await recordLoaded(run, conversion, await judge(run, conversion));
+  } catch (error) {
+    return await recordFailure(run, error);
+  }
+}
+
+/** One raw object's parse: what its stages share, and what its manifest gathers as they go. */
+interface ParseRun {
+  readonly object: RawObjectRef;
+  readonly deps: ParseDeps;
+  readonly runId: string;
+  readonly report: ReportDefinition;
+  readonly window: ReportWindow;
+  readonly keys: ReturnType<typeof keysFor>;
+  readonly logger: Logger;
+  readonly dims: MetricDimensions;
+  readonly now: () => Date;
+  readonly startedAt: Date;
+  /** performance.now() at the start, for the manifest's durationMs. */
+  readonly t0: number;
+  /** The raw object as the manifest names it, completed by what its read found (version, etag, metadata, checksum). */
+  source: SourceRef;
+  sinks?: LoadSinks;
+  /** The converter's manifest: once the file converted, or failed after it was read through (too many rejects). */
+  conversion?: Manifest;
+}
+
+/** Where a CSV's load goes: the table's and the rejects' multipart uploads, the rejects' end deferred (deferringEnd). */
+interface LoadSinks {
+  table: CommittingSink;
+  rejects: CommittingSink;
+  deferredRejects: ReturnType<typeof deferringEnd>;
+}
+
+/** The loaded window judged: its manifest, the data checks in it, the load's lag. */
+interface Judged {
+  manifest: LoadManifest;
+  checks: QualityCheck[];
+  loadLagSeconds: number;
+}
+
+/** The report, window, keys and logger the raw key names, the clock started. */
+function startParse(object: RawObjectRef, deps: ParseDeps, runId: string, parts: RawKeyParts): ParseRun {
   const now = deps.now ?? (() => new Date());
   const report = deps.catalog.get(parts.reportId);
   const window = windowAt(parts.start, parseWindowSize(report.window));
@@ -154,217 +210,261 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
   const dims = { report: report.id, environment: deps.environment };
   const startedAt = now();
   const t0 = performance.now();
+  const source: SourceRef = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}) };
+  return { object, deps, runId, report, window, keys, logger, dims, now, startedAt, t0, source };
+}
 
-  let source: SourceRef = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}) };
-  let conversion: Manifest | undefined;
-  let table: CommittingSink | undefined;
-  let rejects: CommittingSink | undefined;
-
-  const manifestFor = (outcome: LoadManifest['outcome'], extra: Partial<LoadManifest> = {}): LoadManifest => {
-    const finishedAt = now();
-    return {
-      manifestVersion: MANIFEST_VERSION,
-      reportId: report.id,
-      window: { start: formatLocalDateTime(window.start), end: formatLocalDateTime(window.end), timeZone: report.schedule.timeZone },
-      outcome,
-      ...extra,
-      source,
-      ...(table?.stored ? { table: ref(table.stored) } : {}),
-      ...(rejects?.stored ? { rejected: ref(rejects.stored) } : {}),
-      ...(conversion
-        ? {
-            rows: { read: conversion.rowsRead, written: conversion.rowsWritten, rejected: conversion.rowsRejected, emptyLines: conversion.emptyLines },
-            conversion: {
-              rowGroups: conversion.rowGroups,
-              encoder: conversion.encoder,
-              timings: conversion.timings,
-              durationMs: conversion.durationMs,
-              ...(conversion.split ? { split: conversion.split } : {}),
-            },
-          }
-        : {}),
-      // What readers compare with the current definition to find windows written under an older one.
-      definition: definitionRecord(report.columns),
-      loadRunId: runId,
-      startedAt: startedAt.toISOString(),
-      finishedAt: finishedAt.toISOString(),
-      durationMs: Math.round(performance.now() - t0),
-    };
+/** The raw object opened for reading, its source completed from what S3 says of it; undefined when it is gone. */
+async function openRaw(run: ParseRun): Promise<OpenedObject | undefined> {
+  const { object, deps } = run;
+  let opened: OpenedObject;
+  try {
+    opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
+  } catch (e) {
+    // Deleted between the look and the read (or the version itself was deleted).
+    if (e instanceof ObjectNotFound) return undefined;
+    throw e;
+  }
+  run.source = {
+    ...run.source,
+    ...(opened.versionId ? { versionId: opened.versionId } : {}),
+    ...(opened.etag ? { etag: opened.etag } : {}),
+    ...(opened.contentType ? { contentType: opened.contentType } : {}),
+    ...(opened.metadata['run-id'] ? { fetchRunId: opened.metadata['run-id'] } : {}),
+    ...(opened.metadata['fetched-at'] ? { fetchedAt: opened.metadata['fetched-at'] } : {}),
+    ...(opened.metadata['wire-coding'] ? { wireCoding: opened.metadata['wire-coding'] } : {}),
   };
-  const writeManifest = (manifest: LoadManifest) => putJson({ client: deps.s3, bucket: deps.curatedBucket, key: keys.manifest, value: manifest });
-  const result = (manifest: LoadManifest, error?: unknown): ParseResult => ({
-    outcome: manifest.outcome,
-    key: object.key,
+  return opened;
+}
+
+/** A PDF report: read through for its checksum, then a manifest only. */
+async function keepPdf(run: ParseRun, raw: ReturnType<typeof digesting>): Promise<ParseResult> {
+  const { deps, logger } = run;
+  // Nothing to parse, but the checksum still proves which file the manifest speaks of.
+  for await (const _ of raw.stream);
+  run.source = { ...run.source, ...raw.result() };
+  const manifest = manifestFor(run, 'not-parsed');
+  await writeManifest(run, manifest);
+  // Stored is all a PDF report gets: the window arrived, so the freshness alarm must hear of it.
+  if (deps.metrics) recordLoadCompleted(deps.metrics, run.dims);
+  logger.info('PDF report kept in the raw bucket; it is not parsed', { manifestKey: run.keys.manifest, ...run.source });
+  return resultOf(run, manifest);
+}
+
+/** The table's and the rejects' multipart uploads, started uncommitted: publish() commits them. */
+function openSinks(run: ParseRun): LoadSinks {
+  const { object, deps, report, window, keys, runId, source } = run;
+  const objectMetadata = {
+    'report-id': report.id,
+    'window-start': formatLocalDateTime(window.start),
+    'source-key': object.key,
+    ...(source.versionId ? { 'source-version-id': source.versionId } : {}),
+    'load-run-id': runId.replace(/[^\x20-\x7e]/g, '?'),
+  };
+  const sink = (key: string, contentType: string) =>
+    asByteSink(new MultipartSink({ client: deps.s3, bucket: deps.curatedBucket, key, contentType, metadata: objectMetadata, partSizeBytes: deps.partSizeBytes }));
+  const table = sink(keys.table, PARQUET_CONTENT_TYPE);
+  // Written on every run that reads the file through (header-only when nothing was rejected), so a re-run
+  // never leaves an older run's rejects beside a table that no longer lacks them.
+  const rejects = sink(keys.rejected, REJECTS_CONTENT_TYPE);
+  run.sinks = { table, rejects, deferredRejects: deferringEnd(rejects) };
+  return run.sinks;
+}
+
+/** A second, ranged read of a large file for a second parsing thread, when the deps ask for one (csv-split.ts). */
+function splitOf(run: ParseRun, opened: OpenedObject): ConvertOptions['split'] {
+  const { object, deps } = run;
+  const size = opened.contentLength;
+  if (deps.splitParse && size !== undefined && size >= SPLIT_MIN_BYTES) {
+    return {
+      at: Math.max(Math.floor(size * SPLIT_AT), size - SPLIT_MAX_TAIL_BYTES),
+      start: deps.splitParse,
+      tail: async (from: number) =>
+        (await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: opened.versionId ?? object.versionId, from, ...(opened.etag ? { ifMatch: opened.etag } : {}) })).body,
+    };
+  }
+  return undefined;
+}
+
+/** The CSV streamed through the converter into the sinks; the source gets the bytes and checksum it read, even on failure. */
+async function convert(run: ParseRun, sinks: LoadSinks, raw: ReturnType<typeof digesting>, split: ConvertOptions['split']): Promise<Manifest> {
+  try {
+    run.conversion = await convertCsvToParquet({
+      ...run.deps.convert,
+      ...(split ? { split } : {}),
+      input: raw.stream,
+      output: sinks.table,
+      rejects: sinks.deferredRejects.sink,
+      report: run.report,
+      finishOutput: false,
+    });
+  } catch (e) {
+    run.conversion = manifestOf(e);
+    throw e;
+  } finally {
+    run.source = { ...run.source, ...raw.result() };
+  }
+  return run.conversion;
+}
+
+/** Commits the rejects, then the table, unless a newer raw version came meanwhile: then both are aborted (false). */
+async function publish(run: ParseRun, sinks: LoadSinks): Promise<boolean> {
+  if (await isSuperseded(run)) {
+    const reason = new Error('superseded by a newer version of the raw file');
+    await Promise.all([sinks.table.abort(reason), sinks.deferredRejects.abort(reason)]);
+    return false;
+  }
+  // Rejects first: if they cannot be stored, the table must not be published without them.
+  await sinks.deferredRejects.commit();
+  await sinks.table.end();
+  return true;
+}
+
+/** The loaded window's lag and data checks, and its manifest with them. */
+async function judge(run: ParseRun, conversion: Manifest): Promise<Judged> {
+  const { deps, report, window, logger, now } = run;
+  const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
+  // The data checks judge what was written against earlier weeks' manifests; whatever they find, the load stands.
+  const { history, problem } = await readHistory(deps.s3, deps.curatedBucket, report, window);
+  if (problem) logger.error('Could not read the history of the volume check: the window is not judged', { problem });
+  const checks = qualityChecks({ report, window, rowsWritten: conversion.rowsWritten, tally: conversion.tally, history, historyProblem: problem });
+  const sumColumn = report.volume.sumColumn;
+  const sumTotal = conversion.tally?.sum;
+  const manifest = manifestFor(run, 'loaded', {
+    loadLagSeconds,
+    ...(checks.length ? { checks } : {}),
+    ...(sumColumn !== undefined && sumTotal !== undefined ? { sum: { column: sumColumn, total: sumTotal } } : {}),
+  });
+  return { manifest, checks, loadLagSeconds };
+}
+
+/** The loaded window's manifest stored, then its metrics and log lines. */
+async function recordLoaded(run: ParseRun, conversion: Manifest, { manifest, checks, loadLagSeconds }: Judged): Promise<ParseResult> {
+  const { deps, dims, keys, logger } = run;
+  await writeManifest(run, manifest);
+  const findings = findingsOf(checks);
+  if (deps.metrics) {
+    recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
+    // Zero rows included: a header-only report is a day without sales, not missing data.
+    recordLoadCompleted(deps.metrics, dims);
+    recordQuality(deps.metrics, dims, { findings: findings.length, duplicateKeys: conversion.tally?.duplicateKeys });
+  }
+  logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
+  // One line per flagged window, naming it (persistent keys report and window): the dashboard lists these.
+  if (findings.length) logger.warn(FINDING_LOG_MESSAGE, { finding: findings.join('; '), manifestKey: keys.manifest });
+  return resultOf(run, manifest);
+}
+
+/** Any failure after the key named a report: the rejects kept when they are complete, a "failed" manifest, its metric and log line. */
+async function recordFailure(run: ParseRun, error: unknown): Promise<ParseResult> {
+  const { deps, dims, keys, logger, conversion, sinks } = run;
+  const code = isPipelineError(error) ? error.code : 'Unexpected';
+  const message = redactText(error instanceof Error ? error.message : String(error));
+  // Too many rejected rows: the table is not written, but the rejects file lists what to fix.
+  if (conversion && sinks) {
+    try {
+      if (!(await isSuperseded(run))) await sinks.deferredRejects.commit();
+    } catch (rejectsError) {
+      logger.error('Could not store the rejected rows', { error: rejectsError });
+    }
+  }
+  // Nothing was written to the table: say which earlier load's file stays there, and under which definition.
+  const tableInPlace = sinks?.table.stored ? undefined : await readTableInPlace(deps.s3, deps.curatedBucket, keys.manifest).catch((e: unknown) => {
+    logger.warn('Could not read the previous manifest: the failed manifest will not say which table file stays in place', { error: e });
+    return undefined;
+  });
+  const manifest = manifestFor(run, 'failed', {
+    error: { code, message, retryable: isPipelineError(error) ? error.retryable : true },
+    ...(tableInPlace ? { tableInPlace } : {}),
+  });
+  // Rows are known when the whole file was read (too many rejects): the rejected-rows alarm should see them.
+  if (deps.metrics && conversion) recordLoad(deps.metrics, dims, { rowsWritten: 0, rowsRejected: conversion.rowsRejected });
+  logger.error(
+    sinks?.table.stored
+      ? 'Load failed after the table was written (storing the manifest failed); the retry loads the window again'
+      : 'Load failed: nothing was written to the table',
+    { code, error, rows: manifest.rows },
+  );
+  try {
+    await writeManifest(run, manifest);
+  } catch (manifestError) {
+    // The original error matters more; the retry writes the manifest again.
+    logger.error('Could not write the failed-load manifest', { error: manifestError });
+  }
+  return resultOf(run, manifest, error);
+}
+
+/** The window's manifest as things stand: the source, what was stored and converted so far, the times. */
+function manifestFor(run: ParseRun, outcome: LoadManifest['outcome'], extra: Partial<LoadManifest> = {}): LoadManifest {
+  const { report, window, source, sinks, conversion, now } = run;
+  const finishedAt = now();
+  return {
+    manifestVersion: MANIFEST_VERSION,
     reportId: report.id,
-    manifestKey: keys.manifest,
+    window: { start: formatLocalDateTime(window.start), end: formatLocalDateTime(window.end), timeZone: report.schedule.timeZone },
+    outcome,
+    ...extra,
+    source,
+    ...(sinks?.table.stored ? { table: ref(sinks.table.stored) } : {}),
+    ...(sinks?.rejects.stored ? { rejected: ref(sinks.rejects.stored) } : {}),
+    ...(conversion
+      ? {
+          rows: { read: conversion.rowsRead, written: conversion.rowsWritten, rejected: conversion.rowsRejected, emptyLines: conversion.emptyLines },
+          conversion: {
+            rowGroups: conversion.rowGroups,
+            encoder: conversion.encoder,
+            timings: conversion.timings,
+            durationMs: conversion.durationMs,
+            ...(conversion.split ? { split: conversion.split } : {}),
+          },
+        }
+      : {}),
+    // What readers compare with the current definition to find windows written under an older one.
+    definition: definitionRecord(report.columns),
+    loadRunId: run.runId,
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationMs: Math.round(performance.now() - run.t0),
+  };
+}
+
+function writeManifest(run: ParseRun, manifest: LoadManifest) {
+  return putJson({ client: run.deps.s3, bucket: run.deps.curatedBucket, key: run.keys.manifest, value: manifest });
+}
+
+function resultOf(run: ParseRun, manifest: LoadManifest, error?: unknown): ParseResult {
+  return {
+    outcome: manifest.outcome,
+    key: run.object.key,
+    reportId: run.report.id,
+    manifestKey: run.keys.manifest,
     manifest,
     ...(error === undefined ? {} : { error }),
+  };
+}
+
+/**
+ * S3 events can arrive late or twice, and two parses of one window can race (a re-fetch while the first
+ * file is still parsing). The raw key is versioned: only the parse of its current version may write the
+ * window's table, or an older report could replace a newer one. Checked before reading and again before
+ * committing; without versions (the local lake) there is nothing to compare.
+ */
+async function isSuperseded(run: ParseRun): Promise<boolean> {
+  return (await rawObjectState(run.deps.s3, run.object)) === 'superseded';
+}
+
+function skipSuperseded(run: ParseRun): ParseResult {
+  run.logger.info('A newer version of the raw file exists: its own event loads the window; this one is skipped', {
+    versionId: run.object.versionId,
   });
+  return { outcome: 'superseded', key: run.object.key, reason: `version ${run.object.versionId} is no longer the current one` };
+}
 
-  /**
-   * S3 events can arrive late or twice, and two parses of one window can race (a re-fetch while the first
-   * file is still parsing). The raw key is versioned: only the parse of its current version may write the
-   * window's table, or an older report could replace a newer one. Checked before reading and again before
-   * committing; without versions (the local lake) there is nothing to compare.
-   */
-  const superseded = async (): Promise<boolean> => (await rawObjectState(deps.s3, object)) === 'superseded';
-  const skipSuperseded = (): ParseResult => {
-    logger.info('A newer version of the raw file exists: its own event loads the window; this one is skipped', {
-      versionId: object.versionId,
-    });
-    return { outcome: 'superseded', key: object.key, reason: `version ${object.versionId} is no longer the current one` };
-  };
-  /**
-   * A raw file deleted before its event was handled (by hand, or a window cleaned up) is not a failed load:
-   * nothing to parse, no manifest, no message parked in the dead-letter queue; a log line says so.
-   */
-  const skipDeleted = (): ParseResult => {
-    logger.info('The raw file was deleted before it was parsed: nothing to load, this event is skipped', { versionId: object.versionId });
-    return { outcome: 'deleted', key: object.key, reason: 'the raw file no longer exists' };
-  };
-  let deferredRejects: ReturnType<typeof deferringEnd> | undefined;
-
-  try {
-    const state = await rawObjectState(deps.s3, object);
-    if (state === 'superseded') return skipSuperseded();
-    if (state === 'deleted') return skipDeleted();
-    let opened: Awaited<ReturnType<typeof openObjectStream>>;
-    try {
-      opened = await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: object.versionId });
-    } catch (e) {
-      // Deleted between the look and the read (or the version itself was deleted).
-      if (e instanceof ObjectNotFound) return skipDeleted();
-      throw e;
-    }
-    source = {
-      ...source,
-      ...(opened.versionId ? { versionId: opened.versionId } : {}),
-      ...(opened.etag ? { etag: opened.etag } : {}),
-      ...(opened.contentType ? { contentType: opened.contentType } : {}),
-      ...(opened.metadata['run-id'] ? { fetchRunId: opened.metadata['run-id'] } : {}),
-      ...(opened.metadata['fetched-at'] ? { fetchedAt: opened.metadata['fetched-at'] } : {}),
-      ...(opened.metadata['wire-coding'] ? { wireCoding: opened.metadata['wire-coding'] } : {}),
-    };
-    const raw = digesting(opened.body);
-
-    if (parts.format === 'PDF') {
-      // Nothing to parse, but the checksum still proves which file the manifest speaks of.
-      for await (const _ of raw.stream);
-      source = { ...source, ...raw.result() };
-      const manifest = manifestFor('not-parsed');
-      await writeManifest(manifest);
-      // Stored is all a PDF report gets: the window arrived, so the freshness alarm must hear of it.
-      if (deps.metrics) recordLoadCompleted(deps.metrics, dims);
-      logger.info('PDF report kept in the raw bucket; it is not parsed', { manifestKey: keys.manifest, ...source });
-      return result(manifest);
-    }
-
-    const objectMetadata = {
-      'report-id': report.id,
-      'window-start': formatLocalDateTime(window.start),
-      'source-key': object.key,
-      ...(source.versionId ? { 'source-version-id': source.versionId } : {}),
-      'load-run-id': runId.replace(/[^\x20-\x7e]/g, '?'),
-    };
-    const sink = (key: string, contentType: string) =>
-      asByteSink(new MultipartSink({ client: deps.s3, bucket: deps.curatedBucket, key, contentType, metadata: objectMetadata, partSizeBytes: deps.partSizeBytes }));
-    table = sink(keys.table, PARQUET_CONTENT_TYPE);
-    // Written on every run that reads the file through (header-only when nothing was rejected), so a re-run
-    // never leaves an older run's rejects beside a table that no longer lacks them.
-    rejects = sink(keys.rejected, REJECTS_CONTENT_TYPE);
-    deferredRejects = deferringEnd(rejects);
-    const size = opened.contentLength;
-    const split =
-      deps.splitParse && size !== undefined && size >= SPLIT_MIN_BYTES
-        ? {
-            at: Math.max(Math.floor(size * SPLIT_AT), size - SPLIT_MAX_TAIL_BYTES),
-            start: deps.splitParse,
-            tail: async (from: number) =>
-              (await openObjectStream({ client: deps.s3, bucket: object.bucket, key: object.key, versionId: opened.versionId ?? object.versionId, from, ...(opened.etag ? { ifMatch: opened.etag } : {}) })).body,
-          }
-        : undefined;
-    try {
-      conversion = await convertCsvToParquet({
-        ...deps.convert,
-        ...(split ? { split } : {}),
-        input: raw.stream,
-        output: table,
-        rejects: deferredRejects.sink,
-        report,
-        finishOutput: false,
-      });
-    } catch (e) {
-      conversion = manifestOf(e);
-      throw e;
-    } finally {
-      source = { ...source, ...raw.result() };
-    }
-    if (await superseded()) {
-      const reason = new Error('superseded by a newer version of the raw file');
-      await Promise.all([table.abort(reason), deferredRejects.abort(reason)]);
-      return skipSuperseded();
-    }
-    // Rejects first: if they cannot be stored, the table must not be published without them.
-    await deferredRejects.commit();
-    await table.end();
-    const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
-    // The data checks judge what was written against earlier weeks' manifests; whatever they find, the load stands.
-    const { history, problem } = await readHistory(deps.s3, deps.curatedBucket, report, window);
-    if (problem) logger.error('Could not read the history of the volume check: the window is not judged', { problem });
-    const checks = qualityChecks({ report, window, rowsWritten: conversion.rowsWritten, tally: conversion.tally, history, historyProblem: problem });
-    const sumColumn = report.volume.sumColumn;
-    const sumTotal = conversion.tally?.sum;
-    const manifest = manifestFor('loaded', {
-      loadLagSeconds,
-      ...(checks.length ? { checks } : {}),
-      ...(sumColumn !== undefined && sumTotal !== undefined ? { sum: { column: sumColumn, total: sumTotal } } : {}),
-    });
-    await writeManifest(manifest);
-    const findings = findingsOf(checks);
-    if (deps.metrics) {
-      recordLoad(deps.metrics, dims, { rowsWritten: conversion.rowsWritten, rowsRejected: conversion.rowsRejected, loadLagSeconds });
-      // Zero rows included: a header-only report is a day without sales, not missing data.
-      recordLoadCompleted(deps.metrics, dims);
-      recordQuality(deps.metrics, dims, { findings: findings.length, duplicateKeys: conversion.tally?.duplicateKeys });
-    }
-    logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
-    // One line per flagged window, naming it (persistent keys report and window): the dashboard lists these.
-    if (findings.length) logger.warn(FINDING_LOG_MESSAGE, { finding: findings.join('; '), manifestKey: keys.manifest });
-    return result(manifest);
-  } catch (error) {
-    const code = isPipelineError(error) ? error.code : 'Unexpected';
-    const message = redactText(error instanceof Error ? error.message : String(error));
-    // Too many rejected rows: the table is not written, but the rejects file lists what to fix.
-    if (conversion && deferredRejects) {
-      try {
-        if (!(await superseded())) await deferredRejects.commit();
-      } catch (rejectsError) {
-        logger.error('Could not store the rejected rows', { error: rejectsError });
-      }
-    }
-    // Nothing was written to the table: say which earlier load's file stays there, and under which definition.
-    const tableInPlace = table?.stored ? undefined : await readTableInPlace(deps.s3, deps.curatedBucket, keys.manifest).catch((e: unknown) => {
-      logger.warn('Could not read the previous manifest: the failed manifest will not say which table file stays in place', { error: e });
-      return undefined;
-    });
-    const manifest = manifestFor('failed', {
-      error: { code, message, retryable: isPipelineError(error) ? error.retryable : true },
-      ...(tableInPlace ? { tableInPlace } : {}),
-    });
-    // Rows are known when the whole file was read (too many rejects): the rejected-rows alarm should see them.
-    if (deps.metrics && conversion) recordLoad(deps.metrics, dims, { rowsWritten: 0, rowsRejected: conversion.rowsRejected });
-    logger.error(
-      table?.stored
-        ? 'Load failed after the table was written (storing the manifest failed); the retry loads the window again'
-        : 'Load failed: nothing was written to the table',
-      { code, error, rows: manifest.rows },
-    );
-    try {
-      await writeManifest(manifest);
-    } catch (manifestError) {
-      // The original error matters more; the retry writes the manifest again.
-      logger.error('Could not write the failed-load manifest', { error: manifestError });
-    }
-    return result(manifest, error);
-  }
+/**
+ * A raw file deleted before its event was handled (by hand, or a window cleaned up) is not a failed load:
+ * nothing to parse, no manifest, no message parked in the dead-letter queue; a log line says so.
+ */
+function skipDeleted(run: ParseRun): ParseResult {
+  run.logger.info('The raw file was deleted before it was parsed: nothing to load, this event is skipped', { versionId: run.object.versionId });
+  return { outcome: 'deleted', key: run.object.key, reason: 'the raw file no longer exists' };
 }
