@@ -2,22 +2,25 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { codingLabel, decodeBody, DECODABLE_CODINGS, isDecodable, parseContentEncoding, type ContentCoding } from './content-coding.js';
-import { ConfigurationError, EndpointUnreachable, GatewayUnavailable, UnexpectedAnswer } from '../errors.js';
+import { abortReason, watchAttempt, type AttemptWatch } from './attempt-watch.js';
+import { codingLabel, decodeBody, DECODABLE_CODINGS, isDecodable, parseContentEncoding, type ContentCoding, type DecodedBody } from './content-coding.js';
+import { ConfigurationError, GatewayUnavailable, UnexpectedAnswer } from '../errors.js';
 import {
   classifyAnswer,
   isRetryableStatus,
   PEEK_MAX_BYTES,
   PEEK_MIN_BYTES,
   quoteStart,
+  type Classified,
   type ReportExpectation,
   type ReportKind,
 } from './answer.js';
 import { prepareRequest, secureEndpoint, serialiseBody } from './request.js';
 import { percentEncode, type BodySigningRule } from './oauth.js';
-import { peekThenReplay, type ReplayStream } from './peek-stream.js';
+import { peekThenReplay, type Peeked, type ReplayStream } from './peek-stream.js';
 import { parseRetryAfter, resolveRetryPolicy, retryDelayMs, type RetryPolicy } from '../retry.js';
 import { signatureMethodOf, type GatewaySecret, type SignatureMethod } from './signature-methods.js';
+import { describeNetworkError, explainBodyBreak, explainTransportError, RetryableProblem } from './transport-errors.js';
 
 /**
  * The gateway client: one signed POST to the report endpoint, retried while the gateway is busy or
@@ -112,78 +115,9 @@ export interface GatewayReport {
   headerMatches?: boolean;
 }
 
-/** A problem worth another attempt. Internal: callers only ever see GatewayUnavailable. */
-class RetryableProblem extends Error {
-  constructor(
-    readonly problem: string,
-    readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(problem, options);
-  }
-}
-
 const defaultSleep = async (ms: number, signal?: AbortSignal): Promise<void> => {
   await sleepFor(ms, undefined, { signal });
 };
-
-/** "connect ECONNREFUSED 127.0.0.1:9" -> keeps Node's message, which names no header or key. */
-const describeNetworkError = (e: unknown): string => {
-  const err = e as NodeJS.ErrnoException;
-  const code = err?.code && !String(err.message).includes(err.code) ? ` (${err.code})` : '';
-  return `${err?.message ?? String(e)}${code}`;
-};
-
-/** TLS verification failures (Node's codes): the certificate, not the network, is the problem. */
-const TLS_CERT_CODES = new Set([
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_REVOKED',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'CERT_SIGNATURE_FAILURE',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'HOSTNAME_MISMATCH',
-]);
-
-/**
- * A transport error before the answer, as what the user should fix: a host that does not exist and an
- * untrusted certificate will not heal by retrying (EndpointUnreachable, thrown at once); a refused
- * connection might (a restarting gateway), so it is retried, but its words name host and port.
- */
-function explainTransportError(e: unknown, url: URL): EndpointUnreachable | RetryableProblem {
-  const err = e as NodeJS.ErrnoException;
-  const code = err?.code ?? '';
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (code === 'ENOTFOUND') {
-    return new EndpointUnreachable(
-      url.hostname,
-      `the host name does not resolve (DNS ${code})`,
-      'Check the URL: its host is misspelt, or this machine cannot resolve it (VPN, private DNS).',
-      { cause: e },
-    );
-  }
-  if (TLS_CERT_CODES.has(code)) {
-    return new EndpointUnreachable(
-      url.hostname,
-      `its TLS certificate was not accepted (${code}: ${err.message})`,
-      "Check the URL's host (the certificate must name it) and the CA: a certificate from a private CA needs " +
-        'NODE_EXTRA_CA_CERTS=/path/to/ca.pem; an expired one is for the provider to renew.',
-      { cause: e },
-    );
-  }
-  if (code === 'ECONNREFUSED') {
-    return new RetryableProblem(`connection refused by ${url.hostname}:${port} (ECONNREFUSED): nothing accepts connections there; check the URL's host and port`, undefined, {
-      cause: e,
-    });
-  }
-  return new RetryableProblem(describeNetworkError(e), undefined, { cause: e });
-}
 
 function resolveTimeouts(given: Partial<GatewayTimeouts> | undefined): GatewayTimeouts {
   const t = { ...DEFAULT_TIMEOUTS, ...given };
@@ -194,9 +128,6 @@ function resolveTimeouts(given: Partial<GatewayTimeouts> | undefined): GatewayTi
   }
   return t;
 }
-
-const abortReason = (signal: AbortSignal): unknown =>
-  signal.reason ?? new DOMException('The gateway call was aborted.', 'AbortError');
 
 /**
  * POSTs the report request and hands back the report as a stream, or throws InsecureEndpoint,
@@ -261,8 +192,7 @@ interface AttemptContext extends GatewayClientOptions {
 
 /** One signed request. Resolves with the report, or rejects with RetryableProblem or a PipelineError. */
 function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
-  const { url, timeouts, attempt, emit, signal } = ctx;
-  const prepared = prepareRequest(url, ctx.json, ctx);
+  const prepared = prepareRequest(ctx.url, ctx.json, ctx);
   // A server echoing our request back must not put the signature into an error message or a log.
   const secrets = [prepared.signature, percentEncode(prepared.signature)].filter((s) => s.length > 0);
   const redact = (text: string) => secrets.reduce((t, s) => t.split(s).join('[signature]'), text);
@@ -270,174 +200,173 @@ function attemptOnce(ctx: AttemptContext): Promise<GatewayReport> {
   const elapsed = () => Math.round(performance.now() - started);
 
   return new Promise<GatewayReport>((resolve, reject) => {
-    let settled = false;
-    let body: ReplayStream | undefined;
-    let connectTimer: NodeJS.Timeout | undefined;
-
-    // One connection per attempt (no keep-alive pool): a run makes one call, and a stale pooled
-    // socket would only waste an attempt. It also makes "connect" mean a real connect.
-    const transport = url.protocol === 'https:' ? https : http;
-    const req = transport.request(url, {
-      method: 'POST',
-      headers: prepared.headers,
-      agent: false,
-      ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
-      ...(ctx.ca && url.protocol === 'https:' ? { ca: ctx.ca } : {}),
-    });
-
-    // Runs only after the attempt is wired up, so it may use what is declared below.
-    const totalTimer = setTimeout(() => {
-      if (body) {
-        body.destroy(
-          new GatewayUnavailable(
-            attempt,
-            `the total time-out of ${timeouts.totalMs} ms ran out after ${body.bytesReceived} byte(s) of the report`,
-          ),
-        );
-      } else {
-        fail(new RetryableProblem(`no complete answer within the total time-out of ${timeouts.totalMs} ms`));
-      }
-    }, timeouts.totalMs);
-
-    const cleanup = () => {
-      clearTimeout(totalTimer);
-      clearTimeout(connectTimer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    /** Before the hand-over: give up on this attempt. */
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      cleanup();
-      req.destroy();
-      reject(error);
-    };
-    const succeed = (report: GatewayReport) => {
-      settled = true;
-      resolve(report);
-    };
-
-    const onAbort = () => {
-      const reason = abortReason(signal!);
-      if (body) body.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-      // The loop sees the aborted signal and throws its reason instead of retrying.
-      else fail(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-
-    req.on('socket', (socket) => {
-      if (!socket.connecting) return;
-      connectTimer = setTimeout(
-        () => fail(new RetryableProblem(`could not connect within ${timeouts.connectMs} ms`)),
-        timeouts.connectMs,
-      );
-      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connectTimer));
-    });
-
+    const req = openSignedRequest(ctx, prepared.headers);
+    const watch = watchAttempt(ctx, req, resolve, reject);
+    req.on('socket', watch.armConnectTimeout);
     // Before the response, transport errors fail the attempt; after it, they reach the response (and
     // the body stream). The listener stays so that a late error is never unhandled.
-    req.on('error', (e) => fail(explainTransportError(e, url)));
-
-    req.on('response', (res) => {
-      const status = res.statusCode ?? 0;
-      const contentType = res.headers['content-type'] ?? '';
-      const codings = parseContentEncoding(res.headers['content-encoding']);
-      const contentCoding = codingLabel(codings);
-      const timeToFirstByteMs = elapsed();
-      emit({ type: 'response', attempt, status, contentType, contentCoding, elapsedMs: timeToFirstByteMs });
-
-      if (isRetryableStatus(status)) {
-        const retryAfterMs = parseRetryAfter(res.headers['retry-after'], ctx.now().getTime());
-        const asked = retryAfterMs === undefined ? '' : ` (Retry-After: ${retryAfterMs / 1000} s)`;
-        res.destroy();
-        fail(new RetryableProblem(`HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim() + asked, retryAfterMs));
-        return;
-      }
-      const unknown = codings.find((c) => !isDecodable(c));
-      if (unknown !== undefined) {
-        res.destroy();
-        fail(
-          new UnexpectedAnswer(
-            status,
-            contentType,
-            quoteStart(Buffer.alloc(0)),
-            `an answer in the content coding "${quoteStart(Buffer.from(unknown), redact)}", which this client cannot decode ` +
-              `(it asks for ${DECODABLE_CODINGS.join(', ')} and decodes those whether asked or not)`,
-          ),
-        );
-        return;
-      }
-
-      const decoded = decodeBody(res, codings as ContentCoding[]);
-      const compressed = codings.length > 0;
-      const wrapBodyError = (e: Error, bytes: number) => {
-        const zlibCode = (e as NodeJS.ErrnoException).code ?? '';
-        const problem =
-          compressed && zlibCode.startsWith('Z_')
-            ? `the ${contentCoding}-compressed answer broke off after ${bytes} decoded byte(s) (${decoded.wireBytes()} on the wire): ${describeNetworkError(e)}`
-            : `the connection broke after ${bytes} byte(s) of the report: ${describeNetworkError(e)}`;
-        return new GatewayUnavailable(attempt, problem, { cause: e });
-      };
-      peekThenReplay(decoded.body, { min: PEEK_MIN_BYTES, max: PEEK_MAX_BYTES }, wrapBodyError).then(
-        ({ head, complete, body: replay }) => {
-          if (settled) {
-            replay.destroy();
-            return;
-          }
-          try {
-            const classified = classifyAnswer(
-              { status, contentType, head, complete, location: res.headers.location },
-              { login: ctx.secret.login, signatureMethod: signatureMethodOf(ctx.secret), redact },
-              ctx.expect,
-            );
-            const { kind, firstLine, headerMatches } = classified;
-            body = replay;
-            // Until the consumer attaches its own listener (it may await something first), an error
-            // must not crash the process; it stays in body.errored, which pipeline() and for-await report.
-            body.on('error', (e) => {
-              const problem = e instanceof GatewayUnavailable ? e.lastProblem : e.message;
-              emit({ type: 'body-error', attempt, bytes: replay.bytesReceived, problem });
-            });
-            body.once('end', () => {
-              emit({ type: 'body-end', attempt, bytes: replay.bytesReceived, wireBytes: decoded.wireBytes(), elapsedMs: elapsed() });
-            });
-            body.once('close', cleanup);
-            emit({
-              type: 'accepted',
-              attempt,
-              status,
-              contentType,
-              contentCoding,
-              kind,
-              ...(headerMatches !== undefined ? { headerMatches } : {}),
-              ...(headerMatches === false && firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
-            });
-            succeed({
-              status,
-              contentType,
-              kind,
-              fileExtension: kind,
-              body,
-              attempts: attempt,
-              contentCoding,
-              wireBytes: decoded.wireBytes,
-              ...(firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
-              ...(headerMatches !== undefined ? { headerMatches } : {}),
-            });
-          } catch (e) {
-            replay.destroy();
-            // AuthenticationRefused or UnexpectedAnswer: not retried, the loop rethrows them as they are.
-            fail(e as Error);
-          }
-        },
-        (e: unknown) => {
-          // Nothing was handed over yet, so this attempt can still be retried whole.
-          const problem = `the answer broke off in its first bytes: ${describeNetworkError(e)}`;
-          fail(new RetryableProblem(problem, undefined, { cause: e }));
-        },
-      );
-    });
-
+    req.on('error', (e) => watch.fail(explainTransportError(e, ctx.url)));
+    req.on('response', (res) => receiveAnswer(res, { ...ctx, redact, elapsed, watch }));
     req.end(ctx.json);
+  });
+}
+
+/** The signed POST to the endpoint, its body not sent yet. */
+function openSignedRequest(ctx: AttemptContext, headers: http.OutgoingHttpHeaders): http.ClientRequest {
+  const { url } = ctx;
+  // One connection per attempt (no keep-alive pool): a run makes one call, and a stale pooled
+  // socket would only waste an attempt. It also makes "connect" mean a real connect.
+  const transport = url.protocol === 'https:' ? https : http;
+  return transport.request(url, {
+    method: 'POST',
+    headers,
+    agent: false,
+    ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
+    ...(ctx.ca && url.protocol === 'https:' ? { ca: ctx.ca } : {}),
+  });
+}
+
+/** What the stages after the response need besides the attempt. */
+interface AnswerContext extends AttemptContext {
+  redact: (text: string) => string;
+  /** Milliseconds since the request was signed. */
+  elapsed: () => number;
+  watch: AttemptWatch;
+}
+
+/** The answer's status line and the headers the stages read. */
+interface AnswerHeaders {
+  status: number;
+  /** The Content-Type header ('' when absent). */
+  contentType: string;
+  /** The content codings in the order they were applied, unknown ones included. */
+  codings: string[];
+  /** The codings as logged: "identity" when none. */
+  contentCoding: string;
+  /** The Location header of a redirect, if any. */
+  location: string | undefined;
+}
+
+function readAnswerHeaders(res: http.IncomingMessage): AnswerHeaders {
+  const codings = parseContentEncoding(res.headers['content-encoding']);
+  return {
+    status: res.statusCode ?? 0,
+    contentType: res.headers['content-type'] ?? '',
+    codings,
+    contentCoding: codingLabel(codings),
+    location: res.headers.location,
+  };
+}
+
+/**
+ * The answer from its headers on: what the headers alone decide ends the attempt at once; otherwise the
+ * decoded body's first bytes are peeked at, then recognised.
+ */
+function receiveAnswer(res: http.IncomingMessage, ctx: AnswerContext): void {
+  const { attempt, watch } = ctx;
+  const answer = readAnswerHeaders(res);
+  const { status, contentType, contentCoding } = answer;
+  const timeToFirstByteMs = ctx.elapsed();
+  ctx.emit({ type: 'response', attempt, status, contentType, contentCoding, elapsedMs: timeToFirstByteMs });
+
+  const failure = failureFromHeaders(res, answer, ctx);
+  if (failure) {
+    res.destroy();
+    watch.fail(failure);
+    return;
+  }
+  const decoded = decodeBody(res, answer.codings as ContentCoding[]);
+  const wrapBodyError = explainBodyBreak(attempt, answer.codings, decoded.wireBytes);
+  peekThenReplay(decoded.body, { min: PEEK_MIN_BYTES, max: PEEK_MAX_BYTES }, wrapBodyError).then(
+    (peeked) => recogniseAnswer(peeked, answer, decoded, ctx),
+    (e: unknown) => {
+      // Nothing was handed over yet, so this attempt can still be retried whole.
+      const problem = `the answer broke off in its first bytes: ${describeNetworkError(e)}`;
+      watch.fail(new RetryableProblem(problem, undefined, { cause: e }));
+    },
+  );
+}
+
+/**
+ * A busy status (retried, after the Retry-After the gateway asks for) or a content coding this client
+ * cannot decode; undefined when the body has to be read.
+ */
+function failureFromHeaders(res: http.IncomingMessage, answer: AnswerHeaders, ctx: AnswerContext): Error | undefined {
+  const { status, contentType, codings } = answer;
+  if (isRetryableStatus(status)) {
+    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], ctx.now().getTime());
+    const asked = retryAfterMs === undefined ? '' : ` (Retry-After: ${retryAfterMs / 1000} s)`;
+    return new RetryableProblem(`HTTP ${status} ${http.STATUS_CODES[status] ?? ''}`.trim() + asked, retryAfterMs);
+  }
+  const unknown = codings.find((c) => !isDecodable(c));
+  if (unknown === undefined) return undefined;
+  return new UnexpectedAnswer(
+    status,
+    contentType,
+    quoteStart(Buffer.alloc(0)),
+    `an answer in the content coding "${quoteStart(Buffer.from(unknown), ctx.redact)}", which this client cannot decode ` +
+      `(it asks for ${DECODABLE_CODINGS.join(', ')} and decodes those whether asked or not)`,
+  );
+}
+
+/** Tells a report from a refusal by its first bytes: hands the report over, or fails the attempt. */
+function recogniseAnswer(peeked: Peeked, answer: AnswerHeaders, decoded: DecodedBody, ctx: AnswerContext): void {
+  const { head, complete, body: replay } = peeked;
+  if (ctx.watch.settled) {
+    replay.destroy();
+    return;
+  }
+  try {
+    const { status, contentType, location } = answer;
+    const classified = classifyAnswer(
+      { status, contentType, head, complete, location },
+      { login: ctx.secret.login, signatureMethod: signatureMethodOf(ctx.secret), redact: ctx.redact },
+      ctx.expect,
+    );
+    handOverBody(replay, classified, answer, decoded, ctx);
+  } catch (e) {
+    replay.destroy();
+    // AuthenticationRefused or UnexpectedAnswer: not retried, the loop rethrows them as they are.
+    ctx.watch.fail(e as Error);
+  }
+}
+
+/** Resolves the attempt with the recognised report, its body watched for its end, failure and close. */
+function handOverBody(replay: ReplayStream, classified: Classified, answer: AnswerHeaders, decoded: DecodedBody, ctx: AnswerContext): void {
+  const { attempt, emit, redact, watch } = ctx;
+  const { status, contentType, contentCoding } = answer;
+  const { kind, firstLine, headerMatches } = classified;
+  watch.adoptBody(replay);
+  // Until the consumer attaches its own listener (it may await something first), an error
+  // must not crash the process; it stays in body.errored, which pipeline() and for-await report.
+  replay.on('error', (e) => {
+    const problem = e instanceof GatewayUnavailable ? e.lastProblem : e.message;
+    emit({ type: 'body-error', attempt, bytes: replay.bytesReceived, problem });
+  });
+  replay.once('end', () => {
+    emit({ type: 'body-end', attempt, bytes: replay.bytesReceived, wireBytes: decoded.wireBytes(), elapsedMs: ctx.elapsed() });
+  });
+  replay.once('close', watch.cleanup);
+  emit({
+    type: 'accepted',
+    attempt,
+    status,
+    contentType,
+    contentCoding,
+    kind,
+    ...(headerMatches !== undefined ? { headerMatches } : {}),
+    ...(headerMatches === false && firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
+  });
+  watch.succeed({
+    status,
+    contentType,
+    kind,
+    fileExtension: kind,
+    body: replay,
+    attempts: attempt,
+    contentCoding,
+    wireBytes: decoded.wireBytes,
+    ...(firstLine !== undefined ? { firstLine: redact(firstLine) } : {}),
+    ...(headerMatches !== undefined ? { headerMatches } : {}),
   });
 }
