@@ -12,7 +12,7 @@ import { Catalog } from './constructs/catalog.js';
 import { Credentials } from './constructs/credentials.js';
 import { PipelineDashboard } from './constructs/dashboard.js';
 import { Egress, egressSettings } from './constructs/egress.js';
-import { Fetch } from './constructs/fetch.js';
+import { Fetch, type FetchProps } from './constructs/fetch.js';
 import { applyGovernance } from './policies/governance.js';
 import { Lake } from './constructs/lake.js';
 import { Parse } from './constructs/parse.js';
@@ -26,6 +26,9 @@ export interface ReportsPipelineStackProps extends StackProps {
 
 export { stackName } from '../functions/core/naming.js';
 import { stackName } from '../functions/core/naming.js';
+
+/** The settings the fetch and the parse function take alike from the environment. */
+type FunctionDefaults = Pick<FetchProps, 'environment' | 'key' | 'logLevel' | 'logRetention' | 'removalPolicy'>;
 
 /**
  * One environment of the pipeline: lake, credentials, fetch, parse, catalog, alarms and dashboard; opt in, a fixed
@@ -61,14 +64,49 @@ export class ReportsPipelineStack extends Stack {
     // deploy too, and the retry then fails on the named buckets, secret and database that "already exist".
     const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
+    this.warnOfPlaceholderEndpoint(c);
+
+    this.lake = this.addLake(c, removalPolicy);
+    this.credentials = new Credentials(this, 'Credentials', {
+      environment: c.name,
+      secretName: c.secret.name,
+      mode: c.secret.mode,
+      existingKeyArn: c.secret.kmsKeyArn,
+      removalPolicy,
+    });
+    this.egress = this.addEgress(c, logRetention, removalPolicy);
+
+    const functionDefaults = { environment: c.name, key: this.lake.key, logLevel: c.logLevel, logRetention, removalPolicy };
+    this.fetch = this.addFetch(props, functionDefaults);
+    this.parse = this.addParse(props, functionDefaults);
+    this.catalog = this.addCatalog(c, reports, removalPolicy);
+    this.analysts = this.addAnalysts(c);
+
+    const deadLetterQueues = {
+      schedule: this.fetch.scheduleDeadLetterQueue,
+      'fetch-failures': this.fetch.failedRunsQueue,
+      parse: this.parse.deadLetterQueue,
+    };
+    this.alarms = this.addAlarms(c, reports, deadLetterQueues);
+    if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
+      this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
+    }
+    this.dashboard = this.addDashboard(c, reports, deadLetterQueues);
+
+    this.addOutputs(deadLetterQueues);
+  }
+
+  private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
     if (/\.example$/.test(new URL(c.gateway.endpointUrl).hostname)) {
       Annotations.of(this).addWarningV2(
         'paynet-reports:placeholderEndpoint',
         `gateway.endpointUrl of "${c.name}" is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
     }
+  }
 
-    this.lake = new Lake(this, 'Lake', {
+  private addLake(c: EnvironmentConfig, removalPolicy: RemovalPolicy): Lake {
+    return new Lake(this, 'Lake', {
       environment: c.name,
       removalPolicy,
       rawTransitionAfter: Duration.days(c.raw.transitionAfterDays),
@@ -79,24 +117,18 @@ export class ReportsPipelineStack extends Stack {
       resultsExpiration: Duration.days(c.athena.resultsExpirationDays),
       accessLogsExpiration: Duration.days(c.logRetentionDays),
     });
-    const key = this.lake.key;
+  }
 
-    this.credentials = new Credentials(this, 'Credentials', {
-      environment: c.name,
-      secretName: c.secret.name,
-      mode: c.secret.mode,
-      existingKeyArn: c.secret.kmsKeyArn,
-      removalPolicy,
-    });
+  private addEgress(c: EnvironmentConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): Egress | undefined {
+    const settings = egressSettings(c.network);
+    if (!settings) return undefined;
+    const gatewayPort = Number(new URL(c.gateway.endpointUrl).port || 443);
+    return new Egress(this, 'Egress', { environment: c.name, settings, ports: [443, gatewayPort], key: this.lake.key, logRetention, removalPolicy });
+  }
 
-    const egress = egressSettings(c.network);
-    if (egress) {
-      const gatewayPort = Number(new URL(c.gateway.endpointUrl).port || 443);
-      this.egress = new Egress(this, 'Egress', { environment: c.name, settings: egress, ports: [443, gatewayPort], key, logRetention, removalPolicy });
-    }
-
-    const functionDefaults = { environment: c.name, key, logLevel: c.logLevel, logRetention, removalPolicy };
-    this.fetch = new Fetch(this, 'Fetch', {
+  private addFetch(props: ReportsPipelineStackProps, functionDefaults: FunctionDefaults): Fetch {
+    const { config: c, reports } = props;
+    return new Fetch(this, 'Fetch', {
       ...functionDefaults,
       reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback })),
       endpointUrl: c.gateway.endpointUrl,
@@ -110,7 +142,11 @@ export class ReportsPipelineStack extends Stack {
       entry: props.entries?.fetch,
       egress: this.egress,
     });
-    this.parse = new Parse(this, 'Parse', {
+  }
+
+  private addParse(props: ReportsPipelineStackProps, functionDefaults: FunctionDefaults): Parse {
+    const c = props.config;
+    return new Parse(this, 'Parse', {
       ...functionDefaults,
       rawBucket: this.lake.rawBucket,
       curatedBucket: this.lake.curatedBucket,
@@ -119,49 +155,50 @@ export class ReportsPipelineStack extends Stack {
       reservedConcurrency: c.parse.reservedConcurrency ?? undefined,
       entry: props.entries?.parse,
     });
+  }
 
-    this.catalog = new Catalog(this, 'Catalog', {
+  private addCatalog(c: EnvironmentConfig, reports: readonly ReportDefinition[], removalPolicy: RemovalPolicy): Catalog {
+    return new Catalog(this, 'Catalog', {
       environment: c.name,
       reports,
       curatedBucket: this.lake.curatedBucket,
       resultsBucket: this.lake.resultsBucket,
-      key,
+      key: this.lake.key,
       bytesScannedCutoffPerQuery: c.athena.bytesScannedCutoffPerQuery,
       projectionStart: c.athena.projectionStart,
       removalPolicy,
     });
+  }
 
-    this.analysts = new Analysts(this, 'Analysts', {
+  private addAnalysts(c: EnvironmentConfig): Analysts {
+    return new Analysts(this, 'Analysts', {
       environment: c.name,
       databaseName: this.catalog.database.databaseName,
       database: this.catalog.database,
       workGroupName: this.catalog.workGroup.ref,
       curatedBucket: this.lake.curatedBucket,
       resultsBucket: this.lake.resultsBucket,
-      key,
+      key: this.lake.key,
       roleArns: c.analystRoleArns,
     });
+  }
 
-    const deadLetterQueues = {
-      schedule: this.fetch.scheduleDeadLetterQueue,
-      'fetch-failures': this.fetch.failedRunsQueue,
-      parse: this.parse.deadLetterQueue,
-    };
-    this.alarms = new Alarms(this, 'Alarms', {
+  private addAlarms(c: EnvironmentConfig, reports: readonly ReportDefinition[], deadLetterQueues: Record<string, sqs.IQueue>): Alarms {
+    return new Alarms(this, 'Alarms', {
       environment: c.name,
       fetchFunction: this.fetch.function.function,
       parseFunction: this.parse.function.function,
       deadLetterQueues,
       reports: reports.map((r) => ({ id: r.id, window: r.window })),
-      key,
+      key: this.lake.key,
       emails: c.alarmEmails,
       freshnessGrace: Duration.hours(c.freshnessGraceHours),
       schedulesEnabled: c.schedulesEnabled,
     });
-    if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
-      this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
-    }
-    this.dashboard = new PipelineDashboard(this, 'Dashboard', {
+  }
+
+  private addDashboard(c: EnvironmentConfig, reports: readonly ReportDefinition[], deadLetterQueues: Record<string, sqs.IQueue>): PipelineDashboard {
+    return new PipelineDashboard(this, 'Dashboard', {
       environment: c.name,
       fetchFunction: this.fetch.function.function,
       parseFunction: this.parse.function.function,
@@ -170,8 +207,6 @@ export class ReportsPipelineStack extends Stack {
       reportIds: reports.map((r) => r.id),
       parseLogGroup: this.parse.function.logGroup,
     });
-
-    this.addOutputs(deadLetterQueues);
   }
 
   /**

@@ -67,30 +67,33 @@ export class Alarms extends Construct {
     const prefix = `${NAME_PREFIX}-${props.environment}`;
     // Only this stack's alarms (their names all start with the prefix) may publish, not any alarm of the account.
     this.allowCloudWatchAlarms(`${prefix}-`);
-    // CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only).
-    props.key.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'AllowCloudWatchAlarmsToPublish',
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'], // in a key policy "*" means this key
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
-      }),
-    );
-    const action = new actions.SnsAction(this.topic);
-    // Alarm and recovery both notify, so a mail thread shows when a problem ended.
-    const add = (alarmId: string, alarmProps: cloudwatch.AlarmProps) => {
-      const alarm = new cloudwatch.Alarm(this, alarmId, alarmProps);
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-      this.alarms.push(alarm);
-    };
+    this.allowCloudWatchToUseKey(props.key);
 
+    this.addFunctionErrorAlarms(prefix, props);
+    this.addDeadLetterAlarms(prefix, props.deadLetterQueues);
+    for (const report of props.reports) {
+      this.addAuthRefusedAlarm(prefix, report, props.environment);
+      this.addRejectedRowsAlarm(prefix, report, props.environment);
+      this.addDataQualityAlarm(prefix, report, props.environment);
+      this.addFreshnessAlarm(prefix, report, props);
+    }
+  }
+
+  /** Alarm and recovery both notify, so a mail thread shows when a problem ended. */
+  private addAlarm(alarmId: string, alarmProps: cloudwatch.AlarmProps): void {
+    const alarm = new cloudwatch.Alarm(this, alarmId, alarmProps);
+    const action = new actions.SnsAction(this.topic);
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    this.alarms.push(alarm);
+  }
+
+  private addFunctionErrorAlarms(prefix: string, props: AlarmsProps): void {
     for (const [name, fn] of [
       ['fetch', props.fetchFunction],
       ['parse', props.parseFunction],
     ] as const) {
-      add(`${name}-errors`, {
+      this.addAlarm(`${name}-errors`, {
         alarmName: `${prefix}-${name}-errors`,
         alarmDescription: `The ${name} function failed (threw or timed out). Its log group has the typed error saying what to do.`,
         metric: fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
@@ -100,9 +103,11 @@ export class Alarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no invocations, no failures
       });
     }
+  }
 
-    for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
-      add(`dead-letters-${name}`, {
+  private addDeadLetterAlarms(prefix: string, deadLetterQueues: Record<string, sqs.IQueue>): void {
+    for (const [name, queue] of Object.entries(deadLetterQueues)) {
+      this.addAlarm(`dead-letters-${name}`, {
         alarmName: `${prefix}-dead-letters-${name}`,
         alarmDescription: `Messages wait in the ${name} dead-letter queue: a run or a file was given up on. Inspect, fix, then re-drive or purge.`,
         metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
@@ -112,71 +117,79 @@ export class Alarms extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
     }
+  }
 
-    for (const report of props.reports) {
-      // The fetch-errors alarm fires too, but says only "failed": this one names the cause, the one failure that
-      // needs a person with the provider's credentials (expired, rotated or revoked) and that no retry fixes.
-      add(`auth-refused-${report.id}`, {
-        alarmName: `${prefix}-auth-refused-${report.id}`,
-        alarmDescription:
-          `Report "${report.id}": the gateway refused the credentials ("not authorised"). Check with the provider that the login ` +
-          'is active and the key current, then put the right value into the Secrets Manager secret; the next run (or a backfill) picks it up.',
-        metric: fetchOutcomeMetric(props.environment, report.id, 'AuthenticationRefused', { period: Duration.minutes(5) }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+  /**
+   * The fetch-errors alarm fires too, but says only "failed": this one names the cause, the one failure that
+   * needs a person with the provider's credentials (expired, rotated or revoked) and that no retry fixes.
+   */
+  private addAuthRefusedAlarm(prefix: string, report: WatchedReport, environment: string): void {
+    this.addAlarm(`auth-refused-${report.id}`, {
+      alarmName: `${prefix}-auth-refused-${report.id}`,
+      alarmDescription:
+        `Report "${report.id}": the gateway refused the credentials ("not authorised"). Check with the provider that the login ` +
+        'is active and the key current, then put the right value into the Secrets Manager secret; the next run (or a backfill) picks it up.',
+      metric: fetchOutcomeMetric(environment, report.id, 'AuthenticationRefused', { period: Duration.minutes(5) }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
 
-      add(`rejected-rows-${report.id}`, {
-        alarmName: `${prefix}-rejected-rows-${report.id}`,
-        alarmDescription: `Report "${report.id}": rows failed typing and were quarantined under rejected/${report.id}/ with line numbers and reasons.`,
-        metric: reportMetric(MetricName.RowsRejected, props.environment, report.id, { period: Duration.minutes(5) }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+  private addRejectedRowsAlarm(prefix: string, report: WatchedReport, environment: string): void {
+    this.addAlarm(`rejected-rows-${report.id}`, {
+      alarmName: `${prefix}-rejected-rows-${report.id}`,
+      alarmDescription: `Report "${report.id}": rows failed typing and were quarantined under rejected/${report.id}/ with line numbers and reasons.`,
+      metric: reportMetric(MetricName.RowsRejected, environment, report.id, { period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
 
-      // A load that succeeded but looks wrong: no other alarm sees it, since nothing failed.
-      add(`data-quality-${report.id}`, {
-        alarmName: `${prefix}-data-quality-${report.id}`,
-        alarmDescription:
-          `Report "${report.id}": a window loaded, but its data checks found something: rows (or the sum) far from the same weekday ` +
-          'or hour of earlier weeks, a header-only file where rows are usual, or repeated keys. The data was kept as sent. ' +
-          `Which window and what was off: \`npm run reports -- status --environment ${props.environment}\`, the dashboard's findings table, ` +
-          `or the parse log line "Data quality finding"; each check's value and band are in the window's manifest (manifests/${report.id}/). ` +
-          'The OK that follows means no newer finding, not that the window was fixed: re-fetch it once the provider has.',
-        metric: reportMetric(MetricName.QualityFindings, props.environment, report.id, { period: Duration.minutes(5) }),
-        threshold: 0,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no loads, nothing to judge
-      });
+  /** A load that succeeded but looks wrong: no other alarm sees it, since nothing failed. */
+  private addDataQualityAlarm(prefix: string, report: WatchedReport, environment: string): void {
+    this.addAlarm(`data-quality-${report.id}`, {
+      alarmName: `${prefix}-data-quality-${report.id}`,
+      alarmDescription:
+        `Report "${report.id}": a window loaded, but its data checks found something: rows (or the sum) far from the same weekday ` +
+        'or hour of earlier weeks, a header-only file where rows are usual, or repeated keys. The data was kept as sent. ' +
+        `Which window and what was off: \`npm run reports -- status --environment ${environment}\`, the dashboard's findings table, ` +
+        `or the parse log line "Data quality finding"; each check's value and band are in the window's manifest (manifests/${report.id}/). ` +
+        'The OK that follows means no newer finding, not that the window was fixed: re-fetch it once the provider has.',
+      metric: reportMetric(MetricName.QualityFindings, environment, report.id, { period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no loads, nothing to judge
+    });
+  }
 
-      const period = windowDuration(report.window).plus(props.freshnessGrace);
-      if (period.toSeconds() > MAX_EVALUATION.toSeconds()) {
-        throw new Error(
-          `Report "${report.id}": window ${report.window} plus ${props.freshnessGrace.toHours()} h grace is longer than the 7 days a CloudWatch alarm can look back; shorten the window or the grace.`,
-        );
-      }
-      add(`freshness-${report.id}`, {
-        alarmName: `${prefix}-no-fresh-data-${report.id}`,
-        alarmDescription:
-          `Report "${report.id}": no window was loaded in the last ${period.toHours()} h (window ${report.window} + grace). ` +
-          'Check the fetch and parse alarms and logs, the dead-letter queues, and that the schedule is enabled.',
-        // Completed loads, not rows: a day without sales (header-only report) and a PDF report write no rows
-        // and must not alarm; a load that failed emits nothing and must.
-        metric: reportMetric(MetricName.LoadsCompleted, props.environment, report.id, { period }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        evaluationPeriods: 1,
-        // With schedules on, no data point at all is exactly what this alarm is about. With them off nothing is
-        // expected: OK, not ALARM, so that switching them on is a transition CloudWatch notifies on (an alarm
-        // already in ALARM when its actions are switched on never notifies).
-        treatMissingData: props.schedulesEnabled ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
-      });
+  private addFreshnessAlarm(prefix: string, report: WatchedReport, props: AlarmsProps): void {
+    const period = windowDuration(report.window).plus(props.freshnessGrace);
+    if (period.toSeconds() > MAX_EVALUATION.toSeconds()) {
+      throw new Error(
+        `Report "${report.id}": window ${report.window} plus ${props.freshnessGrace.toHours()} h grace is longer than the 7 days a CloudWatch alarm can look back; shorten the window or the grace.`,
+      );
     }
+    this.addAlarm(`freshness-${report.id}`, {
+      alarmName: `${prefix}-no-fresh-data-${report.id}`,
+      alarmDescription:
+        `Report "${report.id}": no window was loaded in the last ${period.toHours()} h (window ${report.window} + grace). ` +
+        'Check the fetch and parse alarms and logs, the dead-letter queues, and that the schedule is enabled.',
+      // Completed loads, not rows: a day without sales (header-only report) and a PDF report write no rows
+      // and must not alarm; a load that failed emits nothing and must.
+      metric: reportMetric(MetricName.LoadsCompleted, props.environment, report.id, { period }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      // With schedules on, no data point at all is exactly what this alarm is about. With them off nothing is
+      // expected: OK, not ALARM, so that switching them on is a transition CloudWatch notifies on (an alarm
+      // already in ALARM when its actions are switched on never notifies).
+      treatMissingData: props.schedulesEnabled ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
   }
 
   /**
@@ -196,6 +209,19 @@ export class Alarms extends Construct {
           StringEquals: { 'aws:SourceAccount': account },
           ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:${alarmNamePrefix}*` },
         },
+      }),
+    );
+  }
+
+  /** CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only). */
+  private allowCloudWatchToUseKey(key: kms.IKey): void {
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'], // in a key policy "*" means this key
+        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     );
   }

@@ -110,7 +110,19 @@ export class Fetch extends Construct {
       });
     }
 
-    this.function = new PipelineFunction(this, 'Fetch', {
+    this.function = this.addFunction(props);
+    this.grantSecretAndRawWrites(props);
+
+    this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
+      scheduleGroupName: `paynet-reports-${props.environment}`,
+      removalPolicy: RemovalPolicy.DESTROY, // holds only the schedules of this stack
+    });
+    const schedulerRole = this.addSchedulerRole(props);
+    for (const report of props.reports) this.schedules.push(this.addSchedule(report, schedulerRole, props.schedulesEnabled));
+  }
+
+  private addFunction(props: FetchProps): PipelineFunction {
+    return new PipelineFunction(this, 'Fetch', {
       ...functionSettingsOf(props),
       entry: props.entry ?? LAMBDA_BUNDLES.fetch.entry,
       description: 'paynet-reports: fetch a report from the gateway into the raw bucket',
@@ -133,6 +145,9 @@ export class Fetch extends Construct {
       },
       network: props.egress && { vpc: props.egress.vpc, subnets: props.egress.subnets, securityGroup: props.egress.securityGroup },
     });
+  }
+
+  private grantSecretAndRawWrites(props: FetchProps): void {
     const fn = this.function.function;
     props.credentials.grantRead(fn);
     grantObjectWrite(fn, props.rawBucket, [RAW_PREFIX], { tagging: true });
@@ -141,12 +156,10 @@ export class Fetch extends Construct {
     props.egress?.s3Endpoint?.addToPolicy(
       new iam.PolicyStatement({ principals: [new iam.ArnPrincipal(this.function.role.roleArn)], actions: writes.actions, resources: writes.resourceArns }),
     );
+  }
 
-    this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
-      scheduleGroupName: `paynet-reports-${props.environment}`,
-      removalPolicy: RemovalPolicy.DESTROY, // holds only the schedules of this stack
-    });
-    // One role for all schedules of the environment: invoke this function, send to the dead-letter queue.
+  /** One role for all schedules of the environment: invoke this function, send to the dead-letter queue. */
+  private addSchedulerRole(props: FetchProps): iam.Role {
     const schedulerRole = new iam.Role(this, 'SchedulerRole', {
       // Only schedules of this account may assume it (confused-deputy protection).
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com').withConditions({
@@ -156,7 +169,7 @@ export class Fetch extends Construct {
     });
     // The dead-letter queue is KMS-encrypted: sending to it needs the key too (the target only grants sqs:SendMessage).
     props.key.grant(schedulerRole, 'kms:GenerateDataKey', 'kms:Decrypt');
-    const fnLogicalId = Stack.of(this).resolve((fn.node.defaultChild as CfnElement).logicalId) as string;
+    const fnLogicalId = Stack.of(this).resolve((this.function.function.node.defaultChild as CfnElement).logicalId) as string;
     Validations.of(schedulerRole).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${fnLogicalId}.Arn>:*]`,
       reason: "lambda:InvokeFunction on the fetch function's own versions and aliases (CDK's grantInvoke); no other function.",
@@ -165,31 +178,32 @@ export class Fetch extends Construct {
       id: 'PCI.DSS.321-IAMNoInlinePolicy',
       reason: INLINE_POLICY_REASON,
     });
+    return schedulerRole;
+  }
 
-    for (const report of props.reports) {
-      const schedule = new scheduler.Schedule(this, `Schedule-${report.id}`, {
-        scheduleGroup: this.scheduleGroup,
-        description: `Fetch report "${report.id}" (${report.cron} ${report.timeZone})`,
-        schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
-        // Runs at the time the definition says: the report window is computed from it.
-        timeWindow: scheduler.TimeWindow.off(),
-        enabled: props.schedulesEnabled,
-        target: new targets.LambdaInvoke(fn, {
-          role: schedulerRole,
-          // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
-          input: scheduler.ScheduleTargetInput.fromObject({
-            reportId: report.id,
-            scheduledTime: scheduler.ContextAttribute.scheduledTime,
-          }),
-          retryAttempts: 3,
-          maxEventAge: Duration.hours(1),
-          deadLetterQueue: this.scheduleDeadLetterQueue,
+  private addSchedule(report: ScheduledReport, schedulerRole: iam.IRole, enabled: boolean): scheduler.Schedule {
+    const schedule = new scheduler.Schedule(this, `Schedule-${report.id}`, {
+      scheduleGroup: this.scheduleGroup,
+      description: `Fetch report "${report.id}" (${report.cron} ${report.timeZone})`,
+      schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
+      // Runs at the time the definition says: the report window is computed from it.
+      timeWindow: scheduler.TimeWindow.off(),
+      enabled,
+      target: new targets.LambdaInvoke(this.function.function, {
+        role: schedulerRole,
+        // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
+        input: scheduler.ScheduleTargetInput.fromObject({
+          reportId: report.id,
+          scheduledTime: scheduler.ContextAttribute.scheduledTime,
         }),
-      });
-      // The schedule names its group by name, a plain string: without the dependency CloudFormation may create the
-      // schedule first and fail ("schedule group ... does not exist").
-      schedule.node.addDependency(this.scheduleGroup);
-      this.schedules.push(schedule);
-    }
+        retryAttempts: 3,
+        maxEventAge: Duration.hours(1),
+        deadLetterQueue: this.scheduleDeadLetterQueue,
+      }),
+    });
+    // The schedule names its group by name, a plain string: without the dependency CloudFormation may create the
+    // schedule first and fail ("schedule group ... does not exist").
+    schedule.node.addDependency(this.scheduleGroup);
+    return schedule;
   }
 }

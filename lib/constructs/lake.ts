@@ -3,7 +3,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { bucketNames } from '../../functions/core/naming.js';
+import { bucketNames, type BucketNames } from '../../functions/core/naming.js';
 
 export interface LakeProps {
   /** Environment name: part of the raw and curated bucket names (functions/core/naming.ts). */
@@ -33,6 +33,9 @@ const dropExpiredVersions = (noncurrentFor: Duration): s3.LifecycleRule => ({
   expiredObjectDeleteMarker: true,
   noncurrentVersionExpiration: noncurrentFor,
 });
+
+/** Streamed uploads are multipart: drop the parts of a crashed one. */
+const ABORT_UPLOADS_AFTER = Duration.days(7);
 
 /**
  * The data lake: one customer-managed KMS key for the environment's data, and four buckets.
@@ -75,16 +78,7 @@ export class Lake extends Construct {
       removalPolicy: props.removalPolicy,
       autoDeleteObjects: destroy,
     };
-
-    // S3 cannot deliver server access logs to an SSE-KMS bucket: this one uses S3-managed keys (SSE-S3).
-    this.accessLogsBucket = new s3.Bucket(this, 'AccessLogs', {
-      ...common,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      lifecycleRules: [
-        { id: 'expire-logs', expiration: props.accessLogsExpiration },
-        dropExpiredVersions(Duration.days(1)),
-      ],
-    });
+    this.accessLogsBucket = this.addAccessLogsBucket(common, props);
     this.acknowledgeAccessLogsBucket();
 
     const encrypted: s3.BucketProps = {
@@ -97,37 +91,58 @@ export class Lake extends Construct {
     };
     // S3 bucket names are global: the account and region make them unique (tokens until deploy time).
     const names = bucketNames(props.environment, `${Aws.ACCOUNT_ID}-${Aws.REGION}`);
-    const abortUploads = Duration.days(7); // streamed uploads are multipart: drop the parts of a crashed one
+    this.rawBucket = this.addRawBucket(encrypted, names, props);
+    this.curatedBucket = this.addCuratedBucket(encrypted, names, props);
+    this.resultsBucket = this.addResultsBucket(encrypted, props);
+    this.acknowledgeNoReplication();
+  }
 
-    this.rawBucket = new s3.Bucket(this, 'Raw', {
+  /** S3 cannot deliver server access logs to an SSE-KMS bucket: this one uses S3-managed keys (SSE-S3). */
+  private addAccessLogsBucket(common: s3.BucketProps, props: LakeProps): s3.Bucket {
+    return new s3.Bucket(this, 'AccessLogs', {
+      ...common,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      lifecycleRules: [
+        { id: 'expire-logs', expiration: props.accessLogsExpiration },
+        dropExpiredVersions(Duration.days(1)),
+      ],
+    });
+  }
+
+  private addRawBucket(encrypted: s3.BucketProps, names: BucketNames, props: LakeProps): s3.Bucket {
+    return new s3.Bucket(this, 'Raw', {
       ...encrypted,
       bucketName: names.raw,
       serverAccessLogsPrefix: 'raw/',
       lifecycleRules: [
         {
           id: 'raw-to-cheaper-storage',
-          abortIncompleteMultipartUploadAfter: abortUploads,
+          abortIncompleteMultipartUploadAfter: ABORT_UPLOADS_AFTER,
           transitions: [{ storageClass: props.rawStorageClass, transitionAfter: props.rawTransitionAfter }],
           noncurrentVersionTransitions: [{ storageClass: props.rawStorageClass, transitionAfter: props.rawTransitionAfter }],
           noncurrentVersionExpiration: props.rawNoncurrentVersionExpiration,
         },
       ],
     });
+  }
 
-    this.curatedBucket = new s3.Bucket(this, 'Curated', {
+  private addCuratedBucket(encrypted: s3.BucketProps, names: BucketNames, props: LakeProps): s3.Bucket {
+    return new s3.Bucket(this, 'Curated', {
       ...encrypted,
       bucketName: names.curated,
       serverAccessLogsPrefix: 'curated/',
       lifecycleRules: [
         {
           id: 'curated-old-versions',
-          abortIncompleteMultipartUploadAfter: abortUploads,
+          abortIncompleteMultipartUploadAfter: ABORT_UPLOADS_AFTER,
           noncurrentVersionExpiration: props.curatedNoncurrentVersionExpiration,
         },
       ],
     });
+  }
 
-    this.resultsBucket = new s3.Bucket(this, 'AthenaResults', {
+  private addResultsBucket(encrypted: s3.BucketProps, props: LakeProps): s3.Bucket {
+    return new s3.Bucket(this, 'AthenaResults', {
       ...encrypted,
       serverAccessLogsPrefix: 'athena-results/',
       lifecycleRules: [
@@ -139,15 +154,6 @@ export class Lake extends Construct {
         dropExpiredVersions(Duration.days(1)),
       ],
     });
-
-    for (const bucket of [this.accessLogsBucket, this.rawBucket, this.curatedBucket, this.resultsBucket]) {
-      Validations.of(bucket).acknowledge({
-        id: 'PCI.DSS.321-S3BucketReplicationEnabled',
-        reason:
-          'Single-region by design: durability comes from S3 (11 nines) plus versioning; the raw reports can also be ' +
-          're-fetched from the gateway. Cross-region replication is an account-level DR decision left to the merchant.',
-      });
-    }
   }
 
   /** CloudWatch Logs encrypts the function log groups with this key: the key policy must let the regional service in. */
@@ -174,5 +180,16 @@ export class Lake extends Construct {
         'S3 server access logging cannot deliver to a bucket whose default encryption is SSE-KMS, so the access-log ' +
         'bucket uses SSE-S3 (AES-256, S3-managed keys). The logs hold request metadata, never report contents.',
     });
+  }
+
+  private acknowledgeNoReplication(): void {
+    for (const bucket of [this.accessLogsBucket, this.rawBucket, this.curatedBucket, this.resultsBucket]) {
+      Validations.of(bucket).acknowledge({
+        id: 'PCI.DSS.321-S3BucketReplicationEnabled',
+        reason:
+          'Single-region by design: durability comes from S3 (11 nines) plus versioning; the raw reports can also be ' +
+          're-fetched from the gateway. Cross-region replication is an account-level DR decision left to the merchant.',
+      });
+    }
   }
 }
