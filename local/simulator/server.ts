@@ -45,7 +45,6 @@
  * The base string is rebuilt from http://<Host header><path?query>, i.e. the URL as this server was called.
  * Nothing here logs; the `requests` list never holds a signature or key.
  */
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -59,12 +58,10 @@ import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
 import { parseReportRequest, type ReportRequest } from './report-request.js';
 import { askedFor, checkTransportOptions, encodeWhole, sendReportBody, setReportHeaders, type TransportOptions } from './transport.js';
-import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { definitionRows, driftDefinitionRow, driftedDefinitionHeader } from './definition-rows.js';
-import { DRIFTED_HEADER, REPORT_HEADER, driftRow, hasSampleColumns, transactionRows } from './transactions.js';
+import { generatedContent, readSamples, type ReportContent, type SampleFile } from './report-source.js';
 import { makeTestCredentials, testSecretOf, type TestAccountOverrides, type TestCredentials } from './test-accounts.js';
-import { rowsPerDayFor, type VolumeShape } from './volume.js';
+import type { VolumeShape } from './volume.js';
 
 /** The body of every authentication refusal. A client must look for it in 200 text/plain answers. */
 export const NOT_AUTHORISED_MESSAGE = 'You are not authorized to perform this request.';
@@ -137,7 +134,66 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
+/** What every answer reads: the settings fixed at start-up, the request log, and the port once listening. */
+interface SimulatorState {
+  options: SimulatorOptions;
+  now: () => Date;
+  rowsPerDay: number;
+  endpointPath: string;
+  credentials: TestCredentials;
+  auth: Authenticator;
+  faults: FaultPlan;
+  transport: TransportOptions | undefined;
+  reports: readonly ReportDefinition[];
+  samples: Map<string, SampleFile>;
+  requests: LoggedRequest[];
+  /** Aborted by close(), which ends a `slow` fault's wait. */
+  closing: AbortController;
+  /** 0 until the server listens. */
+  port: number;
+}
+
+/** One request being answered, with its log entry (recorded once its answer is chosen). */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  entry: LoggedRequest;
+}
+
+/** What a fault before authentication left to do: nothing (`ended`: answered, or the simulator closed), or the rest of the checks. */
+type EarlyFaultResult = 'none' | 'slowed' | 'ended';
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await simulatorState(options);
+  const server: Server = createServer((req, res) => {
+    handleRequest(sim, req, res).catch(() => {
+      // A bug here must still answer, not hang the client.
+      if (!res.headersSent) sendText(res, 500, 'Internal Server Error');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  sim.port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${sim.port}${sim.endpointPath}`,
+    credentials: sim.credentials,
+    requests: sim.requests,
+    close: async () => {
+      sim.closing.abort();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+/** The options checked, the test accounts made and the samples read: a bad setting fails the start, not a request. */
+async function simulatorState(options: SimulatorOptions): Promise<SimulatorState> {
   const now = options.now ?? (() => new Date());
   const rowsPerDay = options.rowsPerDay ?? 250;
   if (!Number.isFinite(rowsPerDay) || rowsPerDay < 0) throw new RangeError(`rowsPerDay must be a number ≥ 0, got ${rowsPerDay}.`);
@@ -154,206 +210,185 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const transport = options.transport;
   const reports = options.reports ?? [];
   const samples = readSamples(options.samples ?? {}, reports);
-  const requests: LoggedRequest[] = [];
-  const closing = new AbortController();
-  let port = 0;
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? `127.0.0.1:${port}`}`);
-    const oauth = parseAuthorizationHeader(req.headers.authorization) ?? {};
-    const entry: LoggedRequest = {
-      time: now(),
-      httpMethod: req.method ?? '',
-      path: url.pathname,
-      login: oauth.oauth_consumer_key,
-      signatureMethod: oauth.oauth_signature_method,
-      nonce: oauth.oauth_nonce,
-      timestamp: oauth.oauth_timestamp,
-      status: 0,
-      outcome: 'fault',
-    };
-    const log = (status: number, outcome: RequestOutcome, detail?: string) => {
-      Object.assign(entry, { status, outcome, detail });
-      requests.push(entry);
-      options.onRequest?.(entry);
-    };
-
-    if (url.pathname !== endpointPath) {
-      req.resume();
-      sendText(res, 404, 'Not found.');
-      return log(404, 'not-found');
-    }
-    if (req.method !== 'POST') {
-      req.resume();
-      res.setHeader('Allow', 'POST');
-      sendText(res, 405, 'Only POST is allowed here.');
-      return log(405, 'method-not-allowed');
-    }
-    const body = await readBody(req);
-    if (body === null) {
-      res.setHeader('Connection', 'close');
-      sendText(res, 400, `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
-      return log(400, 'bad-request', 'body too large');
-    }
-
-    const early = faults.take('before-auth');
-    let slowed = false;
-    if (early) {
-      switch (early.mode) {
-        case 'slow':
-          try {
-            await sleep(early.delayMs ?? 2000, undefined, { signal: closing.signal });
-          } catch {
-            return; // the simulator is closing
-          }
-          slowed = true;
-          break;
-        case 'error500':
-          sendText(res, 500, 'Internal Server Error');
-          return log(500, 'fault', early.mode);
-        case 'rateLimited': {
-          const seconds = early.retryAfterSeconds ?? 1;
-          res.setHeader('Retry-After', String(seconds));
-          sendText(res, 429, `Too many requests; retry after ${seconds} second(s).`);
-          return log(429, 'fault', early.mode);
-        }
-        case 'htmlError':
-          res.writeHead(200, { 'Content-Type': 'text/html; charset=UTF-8' }).end(HTML_ERROR_PAGE);
-          return log(200, 'fault', early.mode);
-        case 'emptyBody':
-          res.writeHead(200, { 'Content-Type': 'text/csv; charset=UTF-8', 'Content-Length': '0' }).end();
-          return log(200, 'fault', early.mode);
-        default: {
-          // Every mode that strikes before authentication is answered above (faults.ts FAULTS).
-          const unanswered: never = early.mode;
-          throw new Error(`fault mode ${String(unanswered)} has no answer`);
-        }
-      }
-    }
-
-    const verdict = auth.check({ method: 'POST', url, authorization: req.headers.authorization, body, now: now() });
-    if (!verdict.ok) {
-      // Exactly the spec's refusal: 200, text/plain, one sentence, whatever the cause.
-      res.writeHead(200, { 'Content-Type': 'text/plain' }).end(NOT_AUTHORISED_MESSAGE);
-      return log(200, 'refused', verdict.reason);
-    }
-
-    const parsed = parseReportRequest(req.headers['content-type'], body, reports);
-    if (!parsed.ok) {
-      sendText(res, 400, parsed.problem);
-      return log(400, 'bad-request', parsed.problem);
-    }
-
-    const report = parsed.request;
-    const sample = report.definition && samples.get(report.definition.id);
-    if (sample) {
-      // The provider's own file, travelling as the start-up transport options say (type, coding, chunks).
-      setReportHeaders(res, transport, sample.pdf ? 'application/pdf' : `text/csv; charset=${report.encoding}`);
-      if (transport?.compress) entry.coding = `${transport.compress} (${askedFor(req, transport.compress) ? 'asked' : 'unasked'})`;
-      res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
-      res.writeHead(200);
-      log(200, 'report', 'sample file');
-      try {
-        await sendReportBody(Readable.from([sample.bytes]), res, transport);
-      } catch {
-        // The client went away mid-answer; nothing to do.
-      }
-      return;
-    }
-
-    const late = faults.take('on-report');
-    const drift = late ? REPORT_FAULTS[late.mode].drift : false;
-    // A catalog report of another shape than the spec's sample gets rows from its own columns.
-    const generated = report.definition && !hasSampleColumns(report.definition.columns) ? report.definition : undefined;
-    const header = generated
-      ? drift ? driftedDefinitionHeader(generated) : generated.columns.map((c) => c.header)
-      : drift ? DRIFTED_HEADER : REPORT_HEADER;
-    const perDay = rowsPerDayFor(report.window, rowsPerDay, options.volume);
-    const rows = () => {
-      if (generated) {
-        const plain = definitionRows(generated, verdict.login, report.window, perDay);
-        return drift ? mapRows(plain, driftDefinitionRow) : plain;
-      }
-      const plain = transactionRows(verdict.login, report.window, perDay);
-      return drift ? mapRows(plain, driftRow) : plain;
-    };
-    const pdfOptions = {
-      title: report.reportName,
-      subtitle: `Period ${report.dateFrom} to ${report.dateTo} (end excluded), login ${verdict.login}`,
-      // Fixed document dates (hence the file ID): the window start, read as UTC.
-      date: asUtcDate(report.window.start),
-    };
-    setReportHeaders(res, transport, report.format === 'CSV' ? `text/csv; charset=${report.encoding}` : 'application/pdf');
-    if (transport?.compress) entry.coding = `${transport.compress} (${askedFor(req, transport.compress) ? 'asked' : 'unasked'})`;
-    res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
-
-    if (late && REPORT_FAULTS[late.mode].cut) {
-      // Built whole (not streamed) so the headers can promise its full Content-Length: the client then
-      // knows for certain that the body was cut.
-      const full = encodeWhole(
-        report.format === 'CSV' ? writeReportCsv(header, rows(), report) : await writeReportPdf(header, rows(), pdfOptions),
-        transport,
-      );
-      res.setHeader('Content-Length', String(full.length));
-      res.writeHead(200);
-      log(200, 'fault', late.mode);
-      // Half the promised bytes, flushed, then a hard close: what a dying upstream looks like.
-      res.write(full.subarray(0, Math.ceil(full.length / 2)), () => res.socket?.destroy());
-      return;
-    }
-
-    res.writeHead(200);
-    log(200, 'report', drift ? 'schemaDrift' : slowed ? 'slow' : undefined);
-    const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : reportPdfStream(header, rows(), pdfOptions);
-    try {
-      await sendReportBody(source, res, transport);
-    } catch {
-      // The client went away mid-answer; nothing to do.
-    }
-  };
-
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      // A bug here must still answer, not hang the client.
-      if (!res.headersSent) sendText(res, 500, 'Internal Server Error');
-      else res.destroy();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-
-  return {
-    url: `http://127.0.0.1:${port}${endpointPath}`,
-    credentials,
-    requests,
-    close: async () => {
-      closing.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+  return { options, now, rowsPerDay, endpointPath, credentials, auth, faults, transport, reports, samples, requests: [], closing: new AbortController(), port: 0 };
 }
 
-/** The `samples` files, read once at start: a missing file or an unknown report fails the start, not a request. */
-function readSamples(files: Readonly<Record<string, string>>, reports: readonly ReportDefinition[]): Map<string, { bytes: Buffer; pdf: boolean }> {
-  const out = new Map<string, { bytes: Buffer; pdf: boolean }>();
-  for (const [id, file] of Object.entries(files)) {
-    if (!reports.some((r) => r.id === id)) {
-      throw new ConfigurationError(`--sample ${id}=${file}: there is no report "${id}" in the catalog (${reports.map((r) => r.id).join(', ') || 'none'}).`);
-    }
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(file);
-    } catch (e) {
-      throw new ConfigurationError(`--sample ${id}=${file}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)}).`);
-    }
-    out.set(id, { bytes, pdf: bytes.subarray(0, 5).toString('latin1') === '%PDF-' });
+/** The checks of ANSWERS (top of this file) in their order: the first that answers ends the request. */
+async function handleRequest(sim: SimulatorState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ex = openExchange(sim, req, res);
+  const body = await bodyOfReportCall(sim, ex);
+  if (body === undefined) return;
+  const early = await answerEarlyFault(sim, ex);
+  if (early === 'ended') return;
+
+  const verdict = sim.auth.check({ method: 'POST', url: ex.url, authorization: req.headers.authorization, body, now: sim.now() });
+  if (!verdict.ok) {
+    // Exactly the spec's refusal: 200, text/plain, one sentence, whatever the cause.
+    res.writeHead(200, { 'Content-Type': 'text/plain' }).end(NOT_AUTHORISED_MESSAGE);
+    return logAnswer(sim, ex, 200, 'refused', verdict.reason);
   }
-  return out;
+
+  const parsed = parseReportRequest(req.headers['content-type'], body, sim.reports);
+  if (!parsed.ok) {
+    sendText(res, 400, parsed.problem);
+    return logAnswer(sim, ex, 400, 'bad-request', parsed.problem);
+  }
+
+  const report = parsed.request;
+  const sample = report.definition && sim.samples.get(report.definition.id);
+  if (sample) return sendSampleFile(sim, ex, report, sample);
+  await sendGeneratedReport(sim, ex, report, verdict.login, early === 'slowed');
+}
+
+function openExchange(sim: SimulatorState, req: IncomingMessage, res: ServerResponse): Exchange {
+  const url = new URL(req.url ?? '/', `http://${req.headers.host ?? `127.0.0.1:${sim.port}`}`);
+  const oauth = parseAuthorizationHeader(req.headers.authorization) ?? {};
+  const entry: LoggedRequest = {
+    time: sim.now(),
+    httpMethod: req.method ?? '',
+    path: url.pathname,
+    login: oauth.oauth_consumer_key,
+    signatureMethod: oauth.oauth_signature_method,
+    nonce: oauth.oauth_nonce,
+    timestamp: oauth.oauth_timestamp,
+    status: 0,
+    outcome: 'fault',
+  };
+  return { req, res, url, entry };
+}
+
+/** Completes the request's log entry with its answer, and records it. */
+function logAnswer(sim: SimulatorState, ex: Exchange, status: number, outcome: RequestOutcome, detail?: string): void {
+  const { entry } = ex;
+  Object.assign(entry, { status, outcome, detail });
+  sim.requests.push(entry);
+  sim.options.onRequest?.(entry);
+}
+
+/** The body of a POST to the endpoint; undefined once another path, another method or too large a body is answered. */
+async function bodyOfReportCall(sim: SimulatorState, ex: Exchange): Promise<string | undefined> {
+  const { req, res } = ex;
+  if (ex.url.pathname !== sim.endpointPath) {
+    req.resume();
+    sendText(res, 404, 'Not found.');
+    logAnswer(sim, ex, 404, 'not-found');
+    return undefined;
+  }
+  if (req.method !== 'POST') {
+    req.resume();
+    res.setHeader('Allow', 'POST');
+    sendText(res, 405, 'Only POST is allowed here.');
+    logAnswer(sim, ex, 405, 'method-not-allowed');
+    return undefined;
+  }
+  const body = await readBody(req);
+  if (body === null) {
+    res.setHeader('Connection', 'close');
+    sendText(res, 400, `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+    logAnswer(sim, ex, 400, 'bad-request', 'body too large');
+    return undefined;
+  }
+  return body;
+}
+
+/** The fault that strikes before authentication, if one is due: its answer, or for `slow` a wait before the request goes on. */
+async function answerEarlyFault(sim: SimulatorState, ex: Exchange): Promise<EarlyFaultResult> {
+  const { res } = ex;
+  const early = sim.faults.take('before-auth');
+  if (!early) return 'none';
+  switch (early.mode) {
+    case 'slow':
+      try {
+        await sleep(early.delayMs ?? 2000, undefined, { signal: sim.closing.signal });
+      } catch {
+        return 'ended'; // the simulator is closing
+      }
+      return 'slowed';
+    case 'error500':
+      sendText(res, 500, 'Internal Server Error');
+      logAnswer(sim, ex, 500, 'fault', early.mode);
+      return 'ended';
+    case 'rateLimited': {
+      const seconds = early.retryAfterSeconds ?? 1;
+      res.setHeader('Retry-After', String(seconds));
+      sendText(res, 429, `Too many requests; retry after ${seconds} second(s).`);
+      logAnswer(sim, ex, 429, 'fault', early.mode);
+      return 'ended';
+    }
+    case 'htmlError':
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=UTF-8' }).end(HTML_ERROR_PAGE);
+      logAnswer(sim, ex, 200, 'fault', early.mode);
+      return 'ended';
+    case 'emptyBody':
+      res.writeHead(200, { 'Content-Type': 'text/csv; charset=UTF-8', 'Content-Length': '0' }).end();
+      logAnswer(sim, ex, 200, 'fault', early.mode);
+      return 'ended';
+    default: {
+      // Every mode that strikes before authentication is answered above (faults.ts FAULTS).
+      const unanswered: never = early.mode;
+      throw new Error(`fault mode ${String(unanswered)} has no answer`);
+    }
+  }
+}
+
+async function sendSampleFile(sim: SimulatorState, ex: Exchange, report: ReportRequest, sample: SampleFile): Promise<void> {
+  const { res } = ex;
+  // The provider's own file, travelling as the start-up transport options say (type, coding, chunks).
+  setReportHeaders(res, sim.transport, sample.pdf ? 'application/pdf' : `text/csv; charset=${report.encoding}`);
+  noteCoding(sim, ex);
+  res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
+  res.writeHead(200);
+  logAnswer(sim, ex, 200, 'report', 'sample file');
+  try {
+    await sendReportBody(Readable.from([sample.bytes]), res, sim.transport);
+  } catch {
+    // The client went away mid-answer; nothing to do.
+  }
+}
+
+/** For the request log: the coding a report travels in, and whether the request asked for it. */
+function noteCoding(sim: SimulatorState, ex: Exchange): void {
+  const { transport } = sim;
+  if (transport?.compress) ex.entry.coding = `${transport.compress} (${askedFor(ex.req, transport.compress) ? 'asked' : 'unasked'})`;
+}
+
+/** A report of generated rows, as the report fault due (if any) leaves it: drifted, or cut mid-body. */
+async function sendGeneratedReport(sim: SimulatorState, ex: Exchange, report: ReportRequest, login: string, slowed: boolean): Promise<void> {
+  const { res } = ex;
+  const late = sim.faults.take('on-report');
+  const drift = late ? REPORT_FAULTS[late.mode].drift : false;
+  const content = generatedContent(report, login, drift, sim.rowsPerDay, sim.options.volume);
+  setReportHeaders(res, sim.transport, report.format === 'CSV' ? `text/csv; charset=${report.encoding}` : 'application/pdf');
+  noteCoding(sim, ex);
+  res.setHeader('Content-Disposition', `attachment; filename="${fileName(report)}"`);
+  if (late && REPORT_FAULTS[late.mode].cut) return sendCutReport(sim, ex, report, content, late.mode);
+
+  res.writeHead(200);
+  logAnswer(sim, ex, 200, 'report', drift ? 'schemaDrift' : slowed ? 'slow' : undefined);
+  const { header, rows, pdfOptions } = content;
+  const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : reportPdfStream(header, rows(), pdfOptions);
+  try {
+    await sendReportBody(source, res, sim.transport);
+  } catch {
+    // The client went away mid-answer; nothing to do.
+  }
+}
+
+/** dropMidBody: the headers promise the whole report, half of it arrives. */
+async function sendCutReport(sim: SimulatorState, ex: Exchange, report: ReportRequest, content: ReportContent, mode: FaultModeAt<'on-report'>): Promise<void> {
+  const { res } = ex;
+  const { header, rows, pdfOptions } = content;
+  // Built whole (not streamed) so the headers can promise its full Content-Length: the client then
+  // knows for certain that the body was cut.
+  const full = encodeWhole(
+    report.format === 'CSV' ? writeReportCsv(header, rows(), report) : await writeReportPdf(header, rows(), pdfOptions),
+    sim.transport,
+  );
+  res.setHeader('Content-Length', String(full.length));
+  res.writeHead(200);
+  logAnswer(sim, ex, 200, 'fault', mode);
+  // Half the promised bytes, flushed, then a hard close: what a dying upstream looks like.
+  res.write(full.subarray(0, Math.ceil(full.length / 2)), () => res.socket?.destroy());
 }
 
 function sendText(res: ServerResponse, status: number, text: string): void {
@@ -372,12 +407,6 @@ async function readBody(req: IncomingMessage): Promise<string | null> {
     if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
   }
   return size > MAX_BODY_BYTES ? null : Buffer.concat(chunks).toString('utf8');
-}
-
-const asUtcDate = (t: LocalDateTime) => new Date(Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second));
-
-function* mapRows(rows: Iterable<string[]>, f: (row: string[]) => string[]): Generator<string[]> {
-  for (const row of rows) yield f(row);
 }
 
 function fileName(r: ReportRequest): string {
