@@ -13,7 +13,7 @@ import type { ReportCatalog } from '../../functions/core/definitions/catalog.js'
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/lake/s3-keys.js';
 import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
-import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/time/window.js';
+import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow, type WindowSize } from '../../functions/core/time/window.js';
 import { redactText } from '../../functions/aws/redact.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
@@ -139,6 +139,42 @@ const errorInfo = (stage: 'fetch' | 'parse', e: unknown): NonNullable<WindowOutc
   message: redactText(e instanceof Error ? e.message : String(e)),
 });
 
+/** What the chain's stages share once it is started. */
+interface Chain {
+  options: LocalPipelineOptions;
+  environment: string;
+  catalog: ReportCatalog;
+  report: ReportDefinition;
+  size: WindowSize;
+  buckets: BucketNames;
+  /** The embedded lake, when no s3Endpoint was given. */
+  lake: LocalLake | undefined;
+  s3: S3Client;
+  fetchDeps: FetchRunDeps;
+  parseDeps: ParseDeps;
+  /** What the parse step said about each raw key, collected as the messages are handled. */
+  parsed: Map<string, ParseResult>;
+  parseErrors: Map<string, unknown>;
+  /** The windows whose runWindow has not returned yet. */
+  inFlight: Set<ReportWindow>;
+}
+
+/** The gateway called and who signs. */
+interface Gateway {
+  simulator: Simulator | undefined;
+  endpointUrl: string;
+  secret: GatewaySecret;
+}
+
+/** Where the chain's objects go: the embedded lake, or an external store. */
+interface Store {
+  lake: LocalLake | undefined;
+  s3: S3Client;
+  s3Endpoint: string;
+}
+
+type OutcomeFields = Partial<WindowOutcome> & Pick<WindowOutcome, 'status'>;
+
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
   const environment = options.environment ?? LOCAL_ENVIRONMENT;
   const catalog = options.catalog ?? loadCatalog();
@@ -155,181 +191,207 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   };
   try {
-    let simulator: Simulator | undefined;
-    let secret = options.secret;
-    let endpointUrl = options.gatewayUrl;
-    if (!endpointUrl) {
-      // The simulator serves every report of the catalog, so any definition runs out of the box. Loaded only
-      // here: with a real gateway its modules (the PDF writer among them) would cost ~20 MB and ~0.5 s for nothing.
-      const { startSimulator, testSecretOf } = await import('../simulator/index.js');
-      const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
-      simulator = sim;
-      closers.push(() => sim.close());
-      endpointUrl = sim.url;
-      secret ??= testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD);
-    }
-    const gatewaySecret = secret!;
-
-    let lake: LocalLake | undefined;
-    let s3: S3Client;
-    let s3Endpoint: string;
-    if (options.s3Endpoint) {
-      s3Endpoint = options.s3Endpoint;
-      const client = createS3Client({ endpoint: s3Endpoint, credentials: options.s3Credentials });
-      s3 = client;
-      closers.push(async () => client.destroy());
-      await ensureBuckets(s3, buckets);
-    } else {
-      const started = await startLocalLake({ dir: options.lakeDir, buckets }, options.lakeThread);
-      lake = started;
-      closers.push(() => started.close());
-      s3 = lake.client;
-      s3Endpoint = lake.endpoint;
-    }
-
-    const fetchDeps: FetchRunDeps = {
-      catalog,
-      s3,
-      rawBucket: buckets.raw,
-      endpointUrl,
-      environment,
-      logger,
-      loadSecret: async () => gatewaySecret,
-      gateway: options.gateway,
-      metrics: options.metrics,
-      // The raw report goes up in the smallest parts S3 allows (5 MiB, against 8 in Lambda), four at a time
-      // (two in Lambda): the lake's thread hashes and writes a part while the next ones arrive. The run's
-      // peak of memory comes later, in the parse; four parts in flight add ~10 MB here, and the chain bench
-      // stores the report ~10% faster.
-      partSizeBytes: 5 * 1024 * 1024,
-      queueSize: 4,
-    };
-    // Locally a second core is there while the parse runs: large files parse on two threads (csv-split.ts).
-    // Parquet goes up in the smallest parts S3 allows (5 MiB, against the parse function's 8): less held at once.
-    const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics, splitParse: SplitPart.start, partSizeBytes: 5 * 1024 * 1024 };
-
-    // What the parse step said about each raw key, collected as the messages are handled.
-    const parsed = new Map<string, ParseResult>();
-    const parseErrors = new Map<string, unknown>();
-    const deliver = async (record: S3EventRecord) => {
-      const key = decodeS3EventKey(record.s3.object.key);
-      try {
-        await handleParseBatch(sqsEventOf([record]), parseDeps, randomUUID(), { onResult: (r) => parsed.set(r.key, r) });
-      } catch (e) {
-        // With one message per batch, a failed message makes Powertools throw FullBatchFailureError (as in Lambda).
-        if (!parsed.has(key)) parseErrors.set(key, e instanceof FullBatchFailureError ? (e.recordErrors[0] ?? e) : e);
-      }
-    };
-    if (lake) {
-      // The stack's notification: ObjectCreated in the raw bucket under raw/ (lib/constructs/parse.ts). The parse step's own
-      // objects in the curated bucket raise events too; AWS sends those nowhere, and so does this.
-      const unsubscribe = lake.onObjectCreated(async (record) => {
-        if (record.s3.bucket.name !== buckets.raw || !decodeS3EventKey(record.s3.object.key).startsWith(PREFIX.raw)) return;
-        await deliver(record);
-      });
-      closers.push(async () => void unsubscribe());
-    }
-
-    const inFlight = new Set<ReportWindow>();
-    const runWindow = async (window: ReportWindow): Promise<WindowOutcome> => {
-      inFlight.add(window);
-      try {
-        return await loadWindow(window);
-      } finally {
-        inFlight.delete(window);
-      }
-    };
-    const loadWindow = async (window: ReportWindow): Promise<WindowOutcome> => {
-      const t0 = performance.now();
-      const aligned = windowAt(windowStartOf(window.start, size), size);
-      if (formatLocalDateTime(aligned.start) !== formatLocalDateTime(window.start) || formatLocalDateTime(aligned.end) !== formatLocalDateTime(window.end)) {
-        throw new ConfigurationError(
-          `Window ${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)} is not one ${report.window} window of report "${report.id}".`,
-        );
-      }
-      const outcome = (fields: Partial<WindowOutcome> & Pick<WindowOutcome, 'status'>): WindowOutcome => ({
-        reportId: report.id,
-        window,
-        windowStart: formatLocalDateTime(window.start),
-        windowEnd: formatLocalDateTime(window.end),
-        rowsRead: 0,
-        rowsWritten: 0,
-        rowsRejected: 0,
-        bytes: 0,
-        parquetBytes: 0,
-        ...fields,
-        durationMs: Math.round(performance.now() - t0),
-      });
-      // Forget an earlier run's result for this window, whichever format it came in.
-      for (const format of ['csv', 'pdf'] as const) {
-        parsed.delete(rawKey(report.id, window, format));
-        parseErrors.delete(rawKey(report.id, window, format));
-      }
-
-      let fetched: FetchedWindow;
-      try {
-        const run = await fetchWindows({ kind: 'backfill', reportId: report.id, from: window.start, to: window.end }, fetchDeps, randomUUID());
-        fetched = run.windows[0]!;
-      } catch (e) {
-        return outcome({ status: 'failed', error: errorInfo('fetch', e) });
-      }
-
-      if (lake) {
-        // The event of the raw object, and the parse it triggered, have run once the lake is settled.
-        await lake.settled().catch(() => undefined);
-      } else {
-        // No notifications from an external store: send the parse step the event S3 would have sent.
-        const { bucket, key, bytes, etag, versionId } = fetched;
-        await deliver(objectCreatedRecord({ bucket, key, size: bytes, eTag: etag, versionId }));
-      }
-
-      const result = parsed.get(fetched.key);
-      const fetchedPart = { fetched, bytes: fetched.bytes };
-      if (!result || !('manifest' in result)) {
-        const error = parseErrors.get(fetched.key) ?? new Error(`No parse result for ${fetched.key}: the ObjectCreated event did not reach the parse step.`);
-        return outcome({ status: 'failed', ...fetchedPart, error: errorInfo('parse', error) });
-      }
-      const m = result.manifest;
-      return outcome({
-        status: m.outcome,
-        ...fetchedPart,
-        manifest: m,
-        rowsRead: m.rows?.read ?? 0,
-        rowsWritten: m.outcome === 'loaded' ? (m.rows?.written ?? 0) : 0,
-        rowsRejected: m.rows?.rejected ?? 0,
-        parquetBytes: m.table?.bytes ?? 0,
-        ...(m.error ? { error: { stage: 'parse' as const, code: m.error.code, message: m.error.message } } : {}),
-      });
-    };
-
-    const cacheDir = join(options.lakeDir, 's3-cache');
-    const queryLakeDir = async () => {
-      if (lake) return options.lakeDir;
-      await mirrorTables(s3, buckets.curated, cacheDir);
-      return cacheDir;
-    };
-
-    return {
-      report,
-      catalog,
-      environment,
-      buckets,
-      endpointUrl,
-      login: gatewaySecret.login,
-      signatureMethod: signatureMethodOf(gatewaySecret),
-      simulator,
-      lake,
-      s3Endpoint,
-      s3,
-      runWindow,
-      queryLakeDir,
-      openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
-      close: closeAll,
-      inFlight: () => [...inFlight],
-      abandonInFlight: () => (lake ? removePartialTables(options.lakeDir, buckets.curated, report.id, inFlight) : []),
-    };
+    const gateway = await startGateway(options, catalog, closers);
+    const store = await openStore(options, buckets, closers);
+    const { fetchDeps, parseDeps } = handlerDeps({ options, catalog, environment, logger, buckets, s3: store.s3 }, gateway);
+    const { lake, s3 } = store;
+    const chain: Chain = { options, environment, catalog, report, size, buckets, lake, s3, fetchDeps, parseDeps, parsed: new Map(), parseErrors: new Map(), inFlight: new Set() };
+    if (chain.lake) subscribeParse(chain, chain.lake, closers);
+    return pipelineOf(chain, gateway, store.s3Endpoint, closeAll);
   } catch (e) {
     await closeAll();
     throw e;
   }
+}
+
+/** The gateway given with its secret, or else the embedded simulator and one of its test accounts. */
+async function startGateway(options: LocalPipelineOptions, catalog: ReportCatalog, closers: Array<() => Promise<void>>): Promise<Gateway> {
+  if (options.gatewayUrl) return { simulator: undefined, endpointUrl: options.gatewayUrl, secret: options.secret! };
+  // The simulator serves every report of the catalog, so any definition runs out of the box. Loaded only
+  // here: with a real gateway its modules (the PDF writer among them) would cost ~20 MB and ~0.5 s for nothing.
+  const { startSimulator, testSecretOf } = await import('../simulator/index.js');
+  const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
+  closers.push(() => sim.close());
+  return { simulator: sim, endpointUrl: sim.url, secret: options.secret ?? testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD) };
+}
+
+async function openStore(options: LocalPipelineOptions, buckets: BucketNames, closers: Array<() => Promise<void>>): Promise<Store> {
+  if (options.s3Endpoint) {
+    const s3Endpoint = options.s3Endpoint;
+    const client = createS3Client({ endpoint: s3Endpoint, credentials: options.s3Credentials });
+    closers.push(async () => client.destroy());
+    await ensureBuckets(client, buckets);
+    return { lake: undefined, s3: client, s3Endpoint };
+  }
+  const lake = await startLocalLake({ dir: options.lakeDir, buckets }, options.lakeThread);
+  closers.push(() => lake.close());
+  return { lake, s3: lake.client, s3Endpoint: lake.endpoint };
+}
+
+/** What the fetch and parse functions' logic is given here in place of Lambda's environment. */
+function handlerDeps(
+  setup: { options: LocalPipelineOptions; catalog: ReportCatalog; environment: string; logger: Logger; buckets: BucketNames; s3: S3Client },
+  gateway: Gateway,
+): { fetchDeps: FetchRunDeps; parseDeps: ParseDeps } {
+  const { options, catalog, environment, logger, buckets, s3 } = setup;
+  const fetchDeps: FetchRunDeps = {
+    catalog,
+    s3,
+    rawBucket: buckets.raw,
+    endpointUrl: gateway.endpointUrl,
+    environment,
+    logger,
+    loadSecret: async () => gateway.secret,
+    gateway: options.gateway,
+    metrics: options.metrics,
+    // The raw report goes up in the smallest parts S3 allows (5 MiB, against 8 in Lambda), four at a time
+    // (two in Lambda): the lake's thread hashes and writes a part while the next ones arrive. The run's
+    // peak of memory comes later, in the parse; four parts in flight add ~10 MB here, and the chain bench
+    // stores the report ~10% faster.
+    partSizeBytes: 5 * 1024 * 1024,
+    queueSize: 4,
+  };
+  // Locally a second core is there while the parse runs: large files parse on two threads (csv-split.ts).
+  // Parquet goes up in the smallest parts S3 allows (5 MiB, against the parse function's 8): less held at once.
+  const parseDeps: ParseDeps = { catalog, s3, curatedBucket: buckets.curated, environment, logger, metrics: options.metrics, splitParse: SplitPart.start, partSizeBytes: 5 * 1024 * 1024 };
+  return { fetchDeps, parseDeps };
+}
+
+/** One ObjectCreated record to the parse step, as the SQS message AWS would send; its result or error is kept by raw key. */
+async function deliverToParse(chain: Chain, record: S3EventRecord): Promise<void> {
+  const key = decodeS3EventKey(record.s3.object.key);
+  try {
+    await handleParseBatch(sqsEventOf([record]), chain.parseDeps, randomUUID(), { onResult: (r) => chain.parsed.set(r.key, r) });
+  } catch (e) {
+    // With one message per batch, a failed message makes Powertools throw FullBatchFailureError (as in Lambda).
+    if (!chain.parsed.has(key)) chain.parseErrors.set(key, e instanceof FullBatchFailureError ? (e.recordErrors[0] ?? e) : e);
+  }
+}
+
+function subscribeParse(chain: Chain, lake: LocalLake, closers: Array<() => Promise<void>>): void {
+  // The stack's notification: ObjectCreated in the raw bucket under raw/ (lib/constructs/parse.ts). The parse step's own
+  // objects in the curated bucket raise events too; AWS sends those nowhere, and so does this.
+  const unsubscribe = lake.onObjectCreated(async (record) => {
+    if (record.s3.bucket.name !== chain.buckets.raw || !decodeS3EventKey(record.s3.object.key).startsWith(PREFIX.raw)) return;
+    await deliverToParse(chain, record);
+  });
+  closers.push(async () => void unsubscribe());
+}
+
+function pipelineOf(chain: Chain, gateway: Gateway, s3Endpoint: string, close: () => Promise<void>): LocalPipeline {
+  const { options, report, catalog, environment, buckets, lake, s3, inFlight } = chain;
+  const cacheDir = join(options.lakeDir, 's3-cache');
+  const queryLakeDir = async () => {
+    if (lake) return options.lakeDir;
+    await mirrorTables(s3, buckets.curated, cacheDir);
+    return cacheDir;
+  };
+  return {
+    report,
+    catalog,
+    environment,
+    buckets,
+    endpointUrl: gateway.endpointUrl,
+    login: gateway.secret.login,
+    signatureMethod: signatureMethodOf(gateway.secret),
+    simulator: gateway.simulator,
+    lake,
+    s3Endpoint,
+    s3,
+    runWindow: (window) => runWindow(chain, window),
+    queryLakeDir,
+    openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
+    close,
+    inFlight: () => [...inFlight],
+    abandonInFlight: () => (lake ? removePartialTables(options.lakeDir, buckets.curated, report.id, inFlight) : []),
+  };
+}
+
+async function runWindow(chain: Chain, window: ReportWindow): Promise<WindowOutcome> {
+  chain.inFlight.add(window);
+  try {
+    return await loadWindow(chain, window);
+  } finally {
+    chain.inFlight.delete(window);
+  }
+}
+
+async function loadWindow(chain: Chain, window: ReportWindow): Promise<WindowOutcome> {
+  const t0 = performance.now();
+  refuseUnalignedWindow(chain, window);
+  const outcome = (fields: OutcomeFields) => windowOutcome(chain.report, window, t0, fields);
+  // Forget an earlier run's result for this window, whichever format it came in.
+  for (const format of ['csv', 'pdf'] as const) {
+    chain.parsed.delete(rawKey(chain.report.id, window, format));
+    chain.parseErrors.delete(rawKey(chain.report.id, window, format));
+  }
+
+  let fetched: FetchedWindow;
+  try {
+    const run = await fetchWindows({ kind: 'backfill', reportId: chain.report.id, from: window.start, to: window.end }, chain.fetchDeps, randomUUID());
+    fetched = run.windows[0]!;
+  } catch (e) {
+    return outcome({ status: 'failed', error: errorInfo('fetch', e) });
+  }
+
+  await parseFetched(chain, fetched);
+  return parsedOutcome(chain, fetched, outcome);
+}
+
+function refuseUnalignedWindow({ report, size }: Chain, window: ReportWindow): void {
+  const aligned = windowAt(windowStartOf(window.start, size), size);
+  if (formatLocalDateTime(aligned.start) !== formatLocalDateTime(window.start) || formatLocalDateTime(aligned.end) !== formatLocalDateTime(window.end)) {
+    throw new ConfigurationError(
+      `Window ${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)} is not one ${report.window} window of report "${report.id}".`,
+    );
+  }
+}
+
+function windowOutcome(report: ReportDefinition, window: ReportWindow, t0: number, fields: OutcomeFields): WindowOutcome {
+  return {
+    reportId: report.id,
+    window,
+    windowStart: formatLocalDateTime(window.start),
+    windowEnd: formatLocalDateTime(window.end),
+    rowsRead: 0,
+    rowsWritten: 0,
+    rowsRejected: 0,
+    bytes: 0,
+    parquetBytes: 0,
+    ...fields,
+    durationMs: Math.round(performance.now() - t0),
+  };
+}
+
+/** Returns once the parse step is done with the fetched raw object. */
+async function parseFetched(chain: Chain, fetched: FetchedWindow): Promise<void> {
+  if (chain.lake) {
+    // The event of the raw object, and the parse it triggered, have run once the lake is settled.
+    await chain.lake.settled().catch(() => undefined);
+  } else {
+    // No notifications from an external store: send the parse step the event S3 would have sent.
+    const { bucket, key, bytes, etag, versionId } = fetched;
+    await deliverToParse(chain, objectCreatedRecord({ bucket, key, size: bytes, eTag: etag, versionId }));
+  }
+}
+
+/** The window's outcome from what the parse step said about its raw object: its manifest, or why there is none. */
+function parsedOutcome(chain: Chain, fetched: FetchedWindow, outcome: (fields: OutcomeFields) => WindowOutcome): WindowOutcome {
+  const result = chain.parsed.get(fetched.key);
+  const fetchedPart = { fetched, bytes: fetched.bytes };
+  if (!result || !('manifest' in result)) {
+    const error = chain.parseErrors.get(fetched.key) ?? new Error(`No parse result for ${fetched.key}: the ObjectCreated event did not reach the parse step.`);
+    return outcome({ status: 'failed', ...fetchedPart, error: errorInfo('parse', error) });
+  }
+  const m = result.manifest;
+  return outcome({
+    status: m.outcome,
+    ...fetchedPart,
+    manifest: m,
+    rowsRead: m.rows?.read ?? 0,
+    rowsWritten: m.outcome === 'loaded' ? (m.rows?.written ?? 0) : 0,
+    rowsRejected: m.rows?.rejected ?? 0,
+    parquetBytes: m.table?.bytes ?? 0,
+    ...(m.error ? { error: { stage: 'parse' as const, code: m.error.code, message: m.error.message } } : {}),
+  });
 }
