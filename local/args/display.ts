@@ -1,6 +1,7 @@
-/** How the commands print paths, counts and sizes, so `run` and `backfill` say them alike. */
-
-export { showPath } from '../../functions/core/shown-path.js';
+/**
+ * How the commands print counts and sizes, so `run` and `backfill` say them alike (paths: functions/core/shown-path.ts,
+ * which errors naming a user's file share).
+ */
 
 export const showKib = (bytes: number): string => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 

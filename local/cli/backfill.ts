@@ -1,4 +1,5 @@
-import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
+import { showPath as show } from '../../functions/core/shown-path.js';
+import { showCount as count, showKib as kib } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError } from '../../functions/core/errors.js';

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { showCount as count, showKib as kib, showPath as show } from '../args/display.js';
+import { showPath as show } from '../../functions/core/shown-path.js';
+import { showCount as count, showKib as kib } from '../args/display.js';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
@@ -71,8 +72,6 @@ export interface RunSummary {
   flaggedWindows: number;
   durationMs: number;
 }
-
-/** A path as the user would type it: relative below the working directory, absolute elsewhere. */
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
 export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {

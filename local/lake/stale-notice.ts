@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { ColumnDefinition, ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { staleNotice, staleReport, staleStatus } from '../../functions/core/lake/stale-windows.js';
-import { showPath } from '../args/display.js';
+import { showPath } from '../../functions/core/shown-path.js';
 import { bucketWindows, lakeWindows } from './manifest-windows.js';
 
 /**

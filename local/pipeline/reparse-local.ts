@@ -4,7 +4,7 @@ import { FullBatchFailureError } from '@aws-lambda-powertools/batch';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { showPath } from '../args/display.js';
+import { showPath } from '../../functions/core/shown-path.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
