@@ -7,28 +7,31 @@ const CORE_PURITY = [
   { group: ['@aws-sdk/*', '@aws-lambda-powertools/*', 'aws-cdk-lib', 'aws-cdk-lib/*'], message: 'functions/core/ is pure: put AWS calls in functions/aws/.' },
   { group: ['esbuild', 'tsx', 'tsx/*', 'typescript'], message: 'functions/core/ is pure: build tooling belongs in functions/runtime/ or lib/.' },
 ];
-const CORE_PURITY_ALSO = { files: 'functions/core/**', patterns: CORE_PURITY };
+
+/** A relative import that climbs to one of `folders` at the project's top. */
+const climbTo = (folders, message) => ({ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message });
+
+/** Imports run one way (docs/architecture.md "Folders"): functions/ is what Lambda runs. */
+const FUNCTIONS_CLIMB = climbTo(
+  ['config', 'lib', 'local', 'bin'],
+  'functions/ is what Lambda runs: it imports only functions/ and packages (the catalog comes through functions/core/definitions/catalog-files.ts).',
+);
+/** lib/ is the stack: it does not import the command line. */
+const LIB_CLIMB = climbTo(['local', 'bin'], 'lib/ is the stack: what the command line and the stack share lives in functions/core/ or lib/.');
 
 /**
- * A relative import that climbs to one of `folders` at the project's top, refused in `files`. Flat config keeps one
- * set of options per rule and file, so the core's purity patterns ride along for its files.
- * @param {string} files
- * @param {string[]} folders
- * @param {string} message
- * @param {{ files: string, patterns: object[] }} [also]
+ * The rules refusing `climb` (static imports and import() alike: a climb hidden in an import() would still land in
+ * a bundle) and any further import `patterns`.
+ * @param {{ regex: string, message: string }} climb
+ * @param {object[]} [patterns]
  */
-function importDirection(files, folders, message, also) {
-  const regex = `^(\\.\\./)+(${folders.join('|')})(/|$)`;
-  const climb = { regex, message };
+function refuse(climb, patterns = []) {
   // esquery ends a regular expression at its first slash: the selector spells it \x2F.
-  const selector = `ImportExpression[source.value=/${regex.replaceAll('/', '\\x2F')}/]`;
-  const rule = (patterns) => ({
-    'no-restricted-imports': ['error', { patterns }],
-    'no-restricted-syntax': ['error', { selector, message }],
-  });
-  const configs = [{ files: [files], rules: rule([climb]) }];
-  if (also) configs.push({ files: [also.files], rules: rule([climb, ...also.patterns]) });
-  return configs;
+  const selector = `ImportExpression[source.value=/${climb.regex.replaceAll('/', '\\x2F')}/]`;
+  return {
+    'no-restricted-imports': ['error', { patterns: [climb, ...patterns] }],
+    'no-restricted-syntax': ['error', { selector, message: climb.message }],
+  };
 }
 
 export default tseslint.config(
@@ -40,9 +43,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  // Imports run one way (docs/architecture.md "Folders"): functions/ is deployed code and imports nothing of the
-  // stack, the command line or the data users edit; lib/ (the stack) does not import the command line. Static and
-  // dynamic imports alike: a climb hidden in an import() would still land in a bundle.
-  ...importDirection('functions/**', ['config', 'lib', 'local', 'bin'], 'functions/ is what Lambda runs: it imports only functions/ and packages (the catalog comes through functions/core/definitions/catalog-files.ts).', CORE_PURITY_ALSO),
-  ...importDirection('lib/**', ['local', 'bin'], 'lib/ is the stack: what the command line and the stack share lives in functions/core/ or lib/.'),
+  { files: ['functions/**'], rules: refuse(FUNCTIONS_CLIMB) },
+  // Flat config keeps one set of options per rule and file: the core's repeats the climb beside its purity.
+  { files: ['functions/core/**'], rules: refuse(FUNCTIONS_CLIMB, CORE_PURITY) },
+  { files: ['lib/**'], rules: refuse(LIB_CLIMB) },
 );

@@ -99,8 +99,8 @@ describe('code layout (docs/architecture.md "Folders")', () => {
       `class Stack {\n  constructor() {\n${body(99)}\n  }\n  method() {\n    const inner = () => {\n${body(99)}\n    };\n  }\n}`,
     ].join('\n');
     assert.deepEqual(
-      longFunctions('lib/x.ts', text).map((f) => f.replace(/:\d+ /, ' ')),
-      ['lib/x.ts long (101 lines)', 'lib/x.ts arrow (101 lines)', 'lib/x.ts Stack constructor (101 lines)', 'lib/x.ts method (103 lines)', 'lib/x.ts inner (101 lines)'],
+      longFunctions('sample.ts', text).map((f) => f.replace(/:\d+ /, ' ')),
+      ['sample.ts long (101 lines)', 'sample.ts arrow (101 lines)', 'sample.ts Stack constructor (101 lines)', 'sample.ts method (103 lines)', 'sample.ts inner (101 lines)'],
     );
   });
 });
