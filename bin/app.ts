@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { loadEnvironments } from '../lib/environment/environments.js';
+import { loadEnvironments, refuseUndefinedConnections } from '../lib/environment/environments.js';
 import { loadCatalog } from '../functions/core/definitions/catalog-files.js';
 import { isPipelineError } from '../functions/core/errors.js';
 import { addCompliancePacks } from '../lib/policies/compliance.js';
@@ -33,9 +33,12 @@ function orExit<T>(step: () => T): T {
     process.exit(1);
   }
 }
-const reports = orExit(() => loadCatalog().reports);
+const catalog = orExit(() => loadCatalog());
 // Every config/environments/*.json: a new environment is a new file, no edit here.
 const environments = orExit(() => loadEnvironments());
+// Every report's connection defined by every environment, whichever of them this synthesis builds.
+orExit(() => refuseUndefinedConnections(catalog, environments));
+const reports = catalog.reports;
 
 for (const config of environments) {
   if (only && !only.includes(config.name)) continue;

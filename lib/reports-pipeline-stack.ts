@@ -67,11 +67,13 @@ export class ReportsPipelineStack extends Stack {
     this.warnOfPlaceholderEndpoint(c);
 
     this.lake = this.addLake(c, removalPolicy);
+    // One connection for now: the first (lib/constructs/credentials.ts makes one secret).
+    const connection = c.connections[0]!;
     this.credentials = new Credentials(this, 'Credentials', {
       environment: c.name,
-      secretName: c.secret.name,
-      mode: c.secret.mode,
-      existingKeyArn: c.secret.kmsKeyArn,
+      secretName: connection.secret.name,
+      mode: connection.secret.mode,
+      existingKeyArn: connection.secret.kmsKeyArn,
       removalPolicy,
     });
     this.egress = this.addEgress(c, logRetention, removalPolicy);
@@ -97,7 +99,7 @@ export class ReportsPipelineStack extends Stack {
   }
 
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
-    if (/\.example$/.test(new URL(c.gateway.endpointUrl).hostname)) {
+    if (/\.example$/.test(new URL(c.connections[0]!.gateway.endpointUrl).hostname)) {
       Annotations.of(this).addWarningV2(
         'paynet-reports:placeholderEndpoint',
         `gateway.endpointUrl of "${c.name}" is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
@@ -122,7 +124,7 @@ export class ReportsPipelineStack extends Stack {
   private addEgress(c: EnvironmentConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): Egress | undefined {
     const settings = egressSettings(c.network);
     if (!settings) return undefined;
-    const gatewayPort = Number(new URL(c.gateway.endpointUrl).port || 443);
+    const gatewayPort = Number(new URL(c.connections[0]!.gateway.endpointUrl).port || 443);
     return new Egress(this, 'Egress', { environment: c.name, settings, ports: [443, gatewayPort], key: this.lake.key, logRetention, removalPolicy });
   }
 
@@ -131,7 +133,7 @@ export class ReportsPipelineStack extends Stack {
     return new Fetch(this, 'Fetch', {
       ...functionDefaults,
       reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback })),
-      endpointUrl: c.gateway.endpointUrl,
+      connections: [{ name: c.connections[0]!.name, endpointUrl: c.connections[0]!.gateway.endpointUrl, secretName: c.connections[0]!.secret.name }],
       projectionStart: c.athena.projectionStart,
       credentials: this.credentials,
       rawBucket: this.lake.rawBucket,

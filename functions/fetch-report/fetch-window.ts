@@ -22,8 +22,6 @@ export type GatewayTuning = Pick<GatewayClientOptions, 'retry' | 'timeouts' | 'b
 export interface FetchWindowDeps {
   s3: S3Client;
   rawBucket: string;
-  /** The gateway's full rpt-engine URL (ENDPOINT_URL). */
-  endpointUrl: string;
   gateway?: GatewayTuning;
   /** Multipart part size of the raw upload (default: uploadStream's 8 MiB). */
   partSizeBytes?: number;
@@ -66,15 +64,15 @@ const FALLBACK_CONTENT_TYPE = { csv: 'text/csv', pdf: 'application/pdf' } as con
 const headerSafe = (v: string) => v.replace(/[^\x20-\x7e]/g, '?').slice(0, 256);
 
 export async function fetchWindow(
-  input: { report: ReportDefinition; window: ReportWindow; secret: GatewaySecret; runId: string; logger: Logger },
+  input: { report: ReportDefinition; window: ReportWindow; endpointUrl: string; secret: GatewaySecret; runId: string; logger: Logger },
   deps: FetchWindowDeps,
 ): Promise<FetchedWindow> {
-  const { report, window, secret, runId, logger } = input;
+  const { report, window, endpointUrl, secret, runId, logger } = input;
   const now = deps.now ?? (() => new Date());
   const started = performance.now();
   const answer = await fetchReport({
     ...deps.gateway,
-    endpointUrl: deps.endpointUrl,
+    endpointUrl,
     secret,
     body: renderBody(report.bodyTemplate, window),
     expect: expectationOf(report),

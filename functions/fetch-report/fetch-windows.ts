@@ -23,10 +23,22 @@ import { windowBudget, windowShareMs } from './window-budget.js';
  * login for every window only risks the merchant account being locked.
  */
 
+/** One connection as a run uses it (functions/core/connections/connection.ts): where to call, and as whom. */
+export interface GatewayConnection {
+  readonly name: string;
+  /** The gateway's full rpt-engine URL. */
+  readonly endpointUrl: string;
+  /**
+   * The credentials: Secrets Manager in Lambda (cached), a file or the simulator's locally. `fresh` reads past any
+   * cache: a refused login is retried once with a value changed since it was read (rotation).
+   */
+  loadSecret(options?: { fresh?: boolean }): Promise<GatewaySecret>;
+}
+
 export interface FetchRunDeps extends FetchWindowDeps {
   catalog: ReportCatalog;
-  /** The gateway credentials: Secrets Manager in Lambda (cached), a file or the simulator's locally. */
-  loadSecret: () => Promise<GatewaySecret>;
+  /** The connection a report names; throws a ConfigurationError for one this deployment does not define. */
+  connectionOf: (name: string) => GatewayConnection;
   /** The `environment` metric dimension (PIPELINE_ENVIRONMENT). */
   environment: string;
   logger: Logger;
@@ -72,8 +84,8 @@ export class WindowFetchFailures extends AggregateError {
 
 export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, runId: string): Promise<FetchRunResult> {
   const now = deps.now ?? (() => new Date());
-  const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: request.reportId } });
   const report = deps.catalog.get(request.reportId);
+  const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: request.reportId, connection: report.connection } });
   const plan = planWindows(request, report, now());
   if (deps.projection) refuseUnprojectedWindows(report.id, plan.windows, deps.projection, now());
   const labels = plan.windows.map(windowLabel);
@@ -93,9 +105,10 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
   const fetched: FetchedWindow[] = [];
   const failures: Array<{ window: string; code: FetchOutcome; error: unknown }> = [];
 
+  const connection = deps.connectionOf(report.connection);
   let secret: GatewaySecret;
   try {
-    secret = await deps.loadSecret();
+    secret = await connection.loadSecret();
   } catch (error) {
     runLogger.error('Could not read the gateway credentials: no window was fetched', { code: codeOf(error), error });
     for (const _ of plan.windows) if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: codeOf(error) });
@@ -112,7 +125,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
         ? undefined
         : windowBudget(deps.signal, windowShareMs(deps.runDeadlineAt, Date.now(), i, plan.windows.length), label, left);
     try {
-      const result = await fetchWindow({ report, window, secret, runId, logger }, { ...deps, signal: budget?.signal ?? deps.signal });
+      const result = await fetchWindow({ report, window, endpointUrl: connection.endpointUrl, secret, runId, logger }, { ...deps, signal: budget?.signal ?? deps.signal });
       fetched.push(result);
       logger.info('Window stored', { ...result });
       if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: 'Success', bytes: result.bytes, durationMs: result.durationMs });

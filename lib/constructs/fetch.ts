@@ -8,6 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { scheduleExpressionProblems } from '../../functions/core/time/schedule-expression.js';
 import { PREFIX } from '../../functions/core/lake/s3-keys.js';
+import { CONNECTIONS_VARIABLE, encodeConnectionsVariable, type ConnectionEndpoint } from '../../functions/core/connections/connection.js';
 import type { Credentials } from './credentials.js';
 import type { Egress } from './egress.js';
 import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from '../policies/grants.js';
@@ -29,8 +30,8 @@ export interface ScheduledReport {
 
 export interface FetchProps extends FunctionSettings {
   readonly reports: readonly ScheduledReport[];
-  /** Full https URL of the gateway's rpt-engine endpoint (ENDPOINT_URL). */
-  readonly endpointUrl: string;
+  /** The gateways and their secrets (CONNECTIONS, functions/core/connections/connection.ts). */
+  readonly connections: readonly ConnectionEndpoint[];
   readonly credentials: Credentials;
   readonly rawBucket: s3.IBucket;
   /** Encrypts the dead-letter queues and the log group. */
@@ -128,8 +129,7 @@ export class Fetch extends Construct {
       description: 'paynet-reports: fetch a report from the gateway into the raw bucket',
       logKey: props.key,
       environmentVariables: {
-        ENDPOINT_URL: props.endpointUrl,
-        SECRET_NAME: props.credentials.secretName,
+        [CONNECTIONS_VARIABLE]: encodeConnectionsVariable(props.connections),
         RAW_BUCKET: props.rawBucket.bucketName,
         PROJECTION_START: props.projectionStart,
       },

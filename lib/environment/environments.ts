@@ -5,6 +5,9 @@ import * as z from 'zod';
 import { LOG_LEVEL_REFUSAL, LOG_LEVELS, type LogLevel } from './log-levels.js';
 import { parseDefinitionText } from '../../functions/core/definitions/definition-json.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { refuseConnectionProblems } from '../../functions/core/connections/connection-problems.js';
+import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
+import { CONNECTION_NAME, CONNECTION_NAME_RULE, DEFAULT_CONNECTION, MAX_CONCURRENT_REQUESTS } from '../../functions/core/connections/connection.js';
 import { DEFAULT_PROJECTION_START, isProjectionDate } from '../../functions/core/lake/partition-projection.js';
 
 /**
@@ -144,6 +147,47 @@ const alarmChatSchema = z
   .strict()
   .default({ slack: [], teams: [] });
 
+const gatewaySchema = z
+  .object({
+    endpointUrl: z
+      .url({ protocol: /^https$/, message: 'must be a full https:// URL: credentials and reports never cross the network in clear' })
+      .describe('The full rpt-engine URL, e.g. https://<host>/paynet-ui/services/v2/rpt-engine (the path is configuration too)'),
+  })
+  .strict();
+
+const secretSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a valid Secrets Manager secret name'),
+    /**
+     * create: the stack creates the secret with a placeholder value you then overwrite.
+     * existing: the stack looks it up by name (for example one your security team manages).
+     */
+    mode: z.enum(['create', 'existing']).default('create'),
+    /** For mode "existing" with a customer-managed key: the key ARN, so the fetch role may decrypt. */
+    kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:/, 'must be a KMS key ARN').optional(),
+  })
+  .strict();
+
+/**
+ * One gateway reached with one login (functions/core/connections/connection.ts): its endpoint, its secret, and how
+ * many requests may be in flight to it at once.
+ */
+const connectionSchema = z
+  .object({
+    gateway: gatewaySchema,
+    secret: secretSchema,
+    maxConcurrentRequests: z
+      .number()
+      .int()
+      .min(MAX_CONCURRENT_REQUESTS.min)
+      .max(MAX_CONCURRENT_REQUESTS.max)
+      .default(MAX_CONCURRENT_REQUESTS.default)
+      .describe('Requests in flight to this connection at most, however many of its reports fall due at once (1-10)'),
+  })
+  .strict();
+
+export type ConnectionConfig = z.output<typeof connectionSchema> & { readonly name: string };
+
 export const environmentSchema = z
   .object({
     $schema: z.string().optional(),
@@ -157,25 +201,12 @@ export const environmentSchema = z
     /** Both optional: without them the stack is environment-agnostic and `cdk synth` needs no credentials. */
     account: z.string().regex(/^\d{12}$/, 'must be a 12-digit AWS account id').optional(),
     region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'must be an AWS region such as eu-central-1').optional(),
-    gateway: z
-      .object({
-        endpointUrl: z
-          .url({ protocol: /^https$/, message: 'must be a full https:// URL: credentials and reports never cross the network in clear' })
-          .describe('The full rpt-engine URL, e.g. https://<host>/paynet-ui/services/v2/rpt-engine (the path is configuration too)'),
-      })
-      .strict(),
-    secret: z
-      .object({
-        name: z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,512}$/, 'must be a valid Secrets Manager secret name'),
-        /**
-         * create: the stack creates the secret with a placeholder value you then overwrite.
-         * existing: the stack looks it up by name (for example one your security team manages).
-         */
-        mode: z.enum(['create', 'existing']).default('create'),
-        /** For mode "existing" with a customer-managed key: the key ARN, so the fetch role may decrypt. */
-        kmsKeyArn: z.string().regex(/^arn:aws[a-z-]*:kms:/, 'must be a KMS key ARN').optional(),
-      })
-      .strict(),
+    gateway: gatewaySchema.optional().describe('The gateway of the connection named "default" (with secret); more under "connections"'),
+    secret: secretSchema.optional().describe('The secret of the connection named "default" (with gateway)'),
+    connections: z
+      .record(z.string(), connectionSchema)
+      .optional()
+      .describe('Gateways and logins by connection name (lower-case letters, digits, -); a report names its own with "connection"'),
     /** Off by default: turn it on once the secret holds real credentials and a manual run succeeded. */
     schedulesEnabled: z.boolean().default(false),
     alarmEmails: z.array(z.email()).default([]),
@@ -288,11 +319,53 @@ export const environmentSchema = z
     if (e.parse.reservedConcurrency !== null && e.parse.reservedConcurrency < 2) {
       ctx.addIssue({ code: 'custom', message: "must be >= 2 or null: the SQS poller's maximum concurrency is at least 2", path: ['parse', 'reservedConcurrency'] });
     }
-    if (e.secret.kmsKeyArn && e.secret.mode === 'create') {
-      ctx.addIssue({ code: 'custom', message: 'only for mode "existing": a created secret uses a key the stack creates', path: ['secret', 'kmsKeyArn'] });
-    }
+    for (const issue of connectionProblems(e)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of networkProblems(e.network)) ctx.addIssue({ code: 'custom', ...issue, path: ['network', ...issue.path] });
-  });
+  })
+  // The top-level gateway and secret are the connection "default": past here every connection is in one list.
+  .transform(({ gateway, secret, connections, ...rest }) => ({ ...rest, connections: connectionsOf(gateway, secret, connections) }));
+
+type RawEnvironment = { gateway?: unknown; secret?: z.output<typeof secretSchema>; connections?: Record<string, z.output<typeof connectionSchema>> };
+
+/** The connections of an environment file: the top-level pair defines "default"; each problem with its path. */
+function connectionProblems(e: RawEnvironment): Array<{ message: string; path: Array<string | number> }> {
+  const problems: Array<{ message: string; path: Array<string | number> }> = [];
+  if ((e.gateway === undefined) !== (e.secret === undefined)) {
+    const missing = e.gateway === undefined ? 'gateway' : 'secret';
+    problems.push({ path: [missing], message: `the top-level gateway and secret go together (they define the connection "${DEFAULT_CONNECTION}")` });
+  }
+  const named = Object.entries(e.connections ?? {});
+  if (e.gateway !== undefined && e.connections?.[DEFAULT_CONNECTION]) {
+    problems.push({ path: ['connections', DEFAULT_CONNECTION], message: `defined twice: the top-level gateway and secret already are the connection "${DEFAULT_CONNECTION}"` });
+  }
+  if (e.gateway === undefined && e.secret === undefined && named.length === 0) {
+    problems.push({ path: ['connections'], message: 'define at least one connection: "connections": {"<name>": {"gateway", "secret"}}, or a top-level gateway and secret' });
+  }
+  for (const [name, c] of named) {
+    if (!CONNECTION_NAME.test(name)) problems.push({ path: ['connections', name], message: `"${name}" ${CONNECTION_NAME_RULE}` });
+    if (c.secret.kmsKeyArn && c.secret.mode === 'create') problems.push({ path: ['connections', name, 'secret', 'kmsKeyArn'], message: KMS_FOR_EXISTING });
+  }
+  if (e.secret?.kmsKeyArn && e.secret.mode === 'create') problems.push({ path: ['secret', 'kmsKeyArn'], message: KMS_FOR_EXISTING });
+  const secretNames = [...(e.secret ? [[DEFAULT_CONNECTION, e.secret.name]] : []), ...named.map(([n, c]) => [n, c.secret.name])];
+  const seen = new Map<string, string>();
+  for (const [connection, secretName] of secretNames) {
+    const other = seen.get(secretName!);
+    if (other) problems.push({ path: ['connections', connection!, 'secret', 'name'], message: `"${secretName}" is the secret of connection "${other}" too: each login has its own secret` });
+    seen.set(secretName!, connection!);
+  }
+  return problems;
+}
+
+const KMS_FOR_EXISTING = 'only for mode "existing": a created secret uses a key the stack creates';
+
+function connectionsOf(
+  gateway: z.output<typeof gatewaySchema> | undefined,
+  secret: z.output<typeof secretSchema> | undefined,
+  connections: Record<string, z.output<typeof connectionSchema>> | undefined,
+): ConnectionConfig[] {
+  const top = gateway && secret ? [{ name: DEFAULT_CONNECTION, gateway, secret, maxConcurrentRequests: MAX_CONCURRENT_REQUESTS.default }] : [];
+  return [...top, ...Object.entries(connections ?? {}).map(([name, c]) => ({ name, ...c }))];
+}
 
 /** The three forms of `network` exclude each other; each says what it lacks. */
 function networkProblems(n: z.output<typeof networkSchema> | undefined): Array<{ message: string; path: string[] }> {
@@ -333,6 +406,15 @@ export type EnvironmentSource = { readonly file: string; readonly raw: unknown }
 /** config/environments/, where the environment files live. */
 export const ENVIRONMENTS_DIR = fileURLToPath(new URL('../../config/environments/', import.meta.url));
 
+/**
+ * Another folder of environment files instead of config/environments/, for every command and the synth (as
+ * PAYNET_REPORTS_DIR is for definitions): tests point it at environments with several connections.
+ */
+export const ENVIRONMENTS_DIR_VARIABLE = 'PAYNET_ENVIRONMENTS_DIR';
+
+/** The folder environments are read from: PAYNET_ENVIRONMENTS_DIR when set, else config/environments/. */
+export const environmentsDir = (): string => process.env[ENVIRONMENTS_DIR_VARIABLE] || ENVIRONMENTS_DIR;
+
 /** One file read and parsed; a file that is not JSON carries its problem instead of throwing. */
 export function readEnvironmentSource(path: string, file: string): EnvironmentSource {
   try {
@@ -344,7 +426,7 @@ export function readEnvironmentSource(path: string, file: string): EnvironmentSo
 }
 
 /** Every *.json of `dir`, in file-name order, named as the user knows them (config/environments/<name>.json). */
-export function readEnvironmentSources(dir: string = ENVIRONMENTS_DIR): EnvironmentSource[] {
+export function readEnvironmentSources(dir: string = environmentsDir()): EnvironmentSource[] {
   const label = resolve(dir) === resolve(ENVIRONMENTS_DIR) ? 'config/environments' : relative(process.cwd(), dir) || '.';
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
@@ -396,4 +478,15 @@ export function loadEnvironments(sources: readonly EnvironmentSource[] = readEnv
     throw new ConfigurationError(`${n} environment problem${n === 1 ? '' : 's'} (every config/environments/*.json must load):\n${problems.join('\n')}`);
   }
   return envs;
+}
+
+/**
+ * The catalog as every command and the synth see it: each report's connection defined by every environment
+ * (functions/core/connections/connection-problems.ts), every problem at once, each naming the report's file.
+ */
+export function refuseUndefinedConnections(catalog: ReportCatalog, environments: readonly EnvironmentConfig[]): void {
+  refuseConnectionProblems(
+    catalog.reports.map((r) => ({ id: r.id, file: catalog.fileOf(r.id), connection: r.connection })),
+    environments.map((e) => ({ file: `config/environments/${e.name}.json`, names: e.connections.map((c) => c.name) })),
+  );
 }

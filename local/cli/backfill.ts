@@ -1,7 +1,7 @@
 import { showPath as show } from '../../functions/core/shown-path.js';
 import { showCount as count, showKib as kib } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';

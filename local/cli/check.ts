@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { environmentOf, readEnvironmentSource } from '../../lib/environment/environments.js';
 import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { CsvRecordReader } from '../../functions/core/csv/records.js';
@@ -102,11 +102,13 @@ async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Targe
     if (!existsSync(file)) throw new ConfigurationError(`Cannot read ${label}: there is no such file (an environment is a file config/environments/<name>.json).`);
     // Read as the synth reads it: a syntax error with its line and column, every bad field, the name matching the file.
     const env = environmentOf(readEnvironmentSource(file, label));
-    validateGatewayUrl(env.gateway.endpointUrl, 'gateway.endpointUrl');
+    // One connection for now: the first.
+    const connection = env.connections[0]!;
+    validateGatewayUrl(connection.gateway.endpointUrl, 'gateway.endpointUrl');
     const region = env.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
     const provider = new SecretsProvider(region ? { clientConfig: { region } } : {});
-    const secret = await getGatewaySecret(env.secret.name, { provider, maxAgeSeconds: 0 });
-    return { endpointUrl: env.gateway.endpointUrl, secret, source: `environment "${env.name}", secret "${env.secret.name}"` };
+    const secret = await getGatewaySecret(connection.secret.name, { provider, maxAgeSeconds: 0 });
+    return { endpointUrl: connection.gateway.endpointUrl, secret, source: `environment "${env.name}", secret "${connection.secret.name}"` };
   }
   if (opts.gatewayUrl || opts.secretFile) {
     if (!opts.gatewayUrl || !opts.secretFile) {

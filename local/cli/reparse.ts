@@ -2,7 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { stackName } from '../../functions/core/naming.js';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { rawKey } from '../../functions/core/lake/s3-keys.js';

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { showPath as show } from '../../functions/core/shown-path.js';
 import { showCount as count, showKib as kib } from '../args/display.js';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { GatewaySecret } from '../../functions/core/gateway/signature-methods.js';

@@ -1,4 +1,4 @@
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { describeRequest, type DescribedRequest } from '../../functions/core/gateway/request.js';
 import type { BodySigningRule } from '../../functions/core/gateway/oauth.js';

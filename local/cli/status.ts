@@ -568,7 +568,7 @@ export function formatStatus(items: readonly StatusItem[]): string {
 
 /** The CLI entry: clients with the caller's credentials, the environment's reports and grace; exit code 1 unless all OK. */
 export async function runStatusCommand(opts: { environment: string; region?: string }): Promise<number> {
-  const [{ loadEnvironments }, { loadCatalog }] = await Promise.all([import('../../lib/environment/environments.js'), import('../../functions/core/definitions/catalog-files.js')]);
+  const [{ loadEnvironments }, { loadCheckedCatalog: loadCatalog }] = await Promise.all([import('../../lib/environment/environments.js'), import('../args/catalog.js')]);
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };

@@ -1,5 +1,5 @@
 import type { DuckDBResult, Json } from '@duckdb/node-api';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { createLakeViews, type LakeView } from './duckdb-views.js';

@@ -6,7 +6,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
 import { bucketNames, LOCAL_ENVIRONMENT, type BucketNames } from '../../functions/core/naming.js';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { SplitPart } from '../../functions/core/convert/csv-split.js';
 import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
@@ -238,10 +238,9 @@ function handlerDeps(
     catalog,
     s3,
     rawBucket: buckets.raw,
-    endpointUrl: gateway.endpointUrl,
     environment,
     logger,
-    loadSecret: async () => gateway.secret,
+    connectionOf: (name) => ({ name, endpointUrl: gateway.endpointUrl, loadSecret: async () => gateway.secret }),
     gateway: options.gateway,
     metrics: options.metrics,
     // The raw report goes up in the smallest parts S3 allows (5 MiB, against 8 in Lambda), four at a time

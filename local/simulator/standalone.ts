@@ -2,7 +2,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';

@@ -1,4 +1,5 @@
 import '../helpers/fixture-reports.js';
+import { encodeConnectionsVariable } from '../../functions/core/connections/connection.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ const buckets = bucketNames('test');
 const report = loadCatalog().get('transactions');
 /** The stack gives the parse function 3,584 MB here: enough vCPUs that it asks for the Parquet worker (lib/constructs/parse.ts). */
 const config = testConfig({ parse: { memoryMb: 3584 } });
-const SECRET_NAME = config.secret.name;
+const SECRET_NAME = config.connections[0]!.secret.name;
 
 interface Invocation {
   result?: unknown;
@@ -187,7 +188,7 @@ describe('Lambda bundles', () => {
 
     // The variables the stack sets, with the deployed bucket names (tokens) and the gateway URL swapped for the
     // local stand-ins; then what Lambda itself would provide (region, credentials), pointed at loopback.
-    const local: Record<string, string> = { RAW_BUCKET: buckets.raw, CURATED_BUCKET: buckets.curated, ENDPOINT_URL: sim.url };
+    const local: Record<string, string> = { RAW_BUCKET: buckets.raw, CURATED_BUCKET: buckets.curated, CONNECTIONS: encodeConnectionsVariable([{ name: 'default', endpointUrl: sim.url, secretName: SECRET_NAME }]) };
     for (const [name, fn] of [['fetch', stack.fetch.function], ['parse', stack.parse.function]] as const) {
       const vars = lambdaEnvironment(stack, synthesized.template, fn);
       env[name] = Object.fromEntries(

@@ -30,7 +30,9 @@ describe('environments configuration', () => {
     const env = parseEnvironment(minimal, 'x.json');
     assert.equal(env.removalPolicy, 'retain');
     assert.equal(env.schedulesEnabled, false);
-    assert.equal(env.secret.mode, 'create');
+    assert.equal(env.connections[0]!.secret.mode, 'create');
+    assert.equal(env.connections[0]!.name, 'default');
+    assert.equal(env.connections[0]!.maxConcurrentRequests, 2);
     assert.deepEqual(env.raw, { transitionAfterDays: 30, storageClass: 'GLACIER_INSTANT_RETRIEVAL', noncurrentVersionExpirationDays: 365 });
     assert.equal(env.athena.resultsExpirationDays, 7);
     assert.equal(env.athena.bytesScannedCutoffPerQuery, 10 * 1024 ** 3);

@@ -17,7 +17,7 @@ function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}) 
   new Fetch(stack, 'Fetch', {
     environment: 'test',
     reports,
-    endpointUrl: 'https://gateway.test/rpt',
+    connections: [{ name: 'default', endpointUrl: 'https://gateway.test/rpt', secretName: 's' }],
     credentials: new Credentials(stack, 'Credentials', { environment: 'test', secretName: 's', mode: 'create', removalPolicy: RemovalPolicy.DESTROY }),
     rawBucket: new s3.Bucket(stack, 'Raw', { encryptionKey: key }),
     key,

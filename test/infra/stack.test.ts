@@ -55,8 +55,8 @@ describe('ReportsPipelineStack', () => {
 
     it('gets the endpoint, secret name, raw bucket and Powertools settings', () => {
       const env = fn.Environment.Variables;
-      assert.equal(env.ENDPOINT_URL, production.gateway.endpointUrl);
-      assert.equal(env.SECRET_NAME, production.secret.name);
+      const [only] = production.connections;
+      assert.deepEqual(JSON.parse(env.CONNECTIONS), { default: { endpointUrl: only!.gateway.endpointUrl, secretName: only!.secret.name } });
       assert.deepEqual(env.RAW_BUCKET, { Ref: id(prod.stack.lake.rawBucket) });
       assert.equal(env.POWERTOOLS_SERVICE_NAME, 'paynet-reports');
       assert.equal(env.POWERTOOLS_METRICS_NAMESPACE, 'PaynetReports');
@@ -176,7 +176,7 @@ describe('ReportsPipelineStack', () => {
     ]);
     assert.deepEqual(outputs.FetchFunctionName!.Value, { Ref: id(prod.stack.fetch.function.function) });
     assert.deepEqual(outputs.RawBucketName!.Value, { Ref: id(prod.stack.lake.rawBucket) });
-    assert.equal(outputs.GatewaySecretName!.Value, production.secret.name);
+    assert.equal(outputs.GatewaySecretName!.Value, production.connections[0]!.secret.name);
     // `reports status` reads these by name: a renamed output must fail here, not on a user's deploy.
     for (const key of REQUIRED_OUTPUTS) assert.ok(outputs[key], `reports status reads the output ${key}`);
   });

@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { encodeConnectionsVariable } from '../../functions/core/connections/connection.js';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +52,8 @@ export const buckets = bucketNames(ENVIRONMENT);
 export const REPORT_ID = 'transactions';
 export const report = loadCatalog().get(REPORT_ID);
 export const SECRET_NAME = 'paynet-reports/reliability/gateway';
+/** The stack's CONNECTIONS variable with the one connection, "default", at `url`. */
+export const gatewayAt = (url: string): string => encodeConnectionsVariable([{ name: 'default', endpointUrl: url, secretName: SECRET_NAME }]);
 export const CSV = { delimiter: ',', encoding: 'UTF-8' } as const;
 
 export const day = (date: string): ReportWindow => windowAt(parseLocalDateTime(date), parseWindowSize(report.window));
@@ -115,7 +118,7 @@ export interface World {
   chain: { enabled: boolean };
   /** A simulator with the suite's accounts; closed at the end of the suite. */
   simulator(options?: SimulatorOptions): Promise<Simulator>;
-  /** Points the fetch handler at `sim` (ENDPOINT_URL) with `secret` in the mocked Secrets Manager. */
+  /** Points the fetch handler at `sim` (CONNECTIONS) with `secret` in the mocked Secrets Manager. */
   useGateway(sim: Simulator, secret?: GatewaySecret): void;
   /** Runs `fn` capturing its JSON lines (for the leak guard too) and waits for the chain to settle. */
   capture<T>(label: string, fn: () => Promise<T>): Promise<Run<T>>;
@@ -162,7 +165,6 @@ async function startWorld(): Promise<World> {
   const lake = await startLocalLake({ dir, buckets });
   const saved = { ...process.env };
   Object.assign(process.env, {
-    SECRET_NAME,
     RAW_BUCKET: buckets.raw,
     CURATED_BUCKET: buckets.curated,
     PIPELINE_ENVIRONMENT: ENVIRONMENT,
@@ -226,7 +228,7 @@ async function startWorld(): Promise<World> {
       return sim;
     },
     useGateway(sim, secret = hmac) {
-      process.env.ENDPOINT_URL = sim.url;
+      process.env.CONNECTIONS = gatewayAt(sim.url);
       clearGatewaySecretCache();
       sm.reset();
       sm.on(GetSecretValueCommand, { SecretId: SECRET_NAME }).resolves({ SecretString: JSON.stringify(secret) });

@@ -11,7 +11,7 @@ import { logger } from '../../functions/aws/powertools.js';
 import { NOT_AUTHORISED_MESSAGE, type Simulator } from '../../local/simulator/index.js';
 import { REPLAY_HEADER, leakGuard } from '../helpers/leak-guard.js';
 import { assertLoadedOnce, assertNothingStored, fetchOutcomes, loadedParse, simulatorIds, withoutJitter } from './expect.js';
-import { backfillOf, day, getWorld, it, report } from './harness.js';
+import { backfillOf, day, gatewayAt, getWorld, it, report } from './harness.js';
 
 /**
  * Security properties of the chain: credentials never leave in clear (plain HTTP off loopback is refused
@@ -99,7 +99,7 @@ describe('reliability: security', () => {
       [`http://127.0.0.1.nip.io${path}`, '127.0.0.1.nip.io'],
       [`http://0.0.0.0${path}`, '0.0.0.0'],
     ] as const) {
-      process.env.ENDPOINT_URL = url;
+      process.env.CONNECTIONS = gatewayAt(url);
       const watch = watchRequests();
       const before = leakGuard.wire.clientRequests;
       let run;
@@ -131,7 +131,7 @@ describe('reliability: security', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      process.env.ENDPOINT_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/paynet-ui/services/v2/rpt-engine`;
+      process.env.CONNECTIONS = gatewayAt(`http://127.0.0.1:${(server.address() as AddressInfo).port}/paynet-ui/services/v2/rpt-engine`);
       const date = '2026-04-07';
       const run = await w.fetch(backfillOf(date), 'echo');
       assert.ok(run.error instanceof UnexpectedAnswer, String(run.error));

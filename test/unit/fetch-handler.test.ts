@@ -1,4 +1,5 @@
 import '../helpers/fixture-reports.js';
+import { encodeConnectionsVariable } from '../../functions/core/connections/connection.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,6 +28,8 @@ import { captureJsonLines, eventFixture, lambdaContext, metricPoints } from '../
 
 const ROWS_PER_DAY = 40;
 const SECRET_NAME = 'paynet-reports/test/gateway';
+/** The stack's CONNECTIONS variable with the one connection, "default", at `url`. */
+const gatewayAt = (url: string) => encodeConnectionsVariable([{ name: 'default', endpointUrl: url, secretName: SECRET_NAME }]);
 const buckets = bucketNames('test');
 const day = (date: string) => windowAt(parseLocalDateTime(date), parseWindowSize('P1D'));
 
@@ -59,8 +62,7 @@ describe('fetch-report handler', () => {
     lake = await startLocalLake({ dir, buckets });
     sim = await startSimulator({ rowsPerDay: ROWS_PER_DAY });
     Object.assign(process.env, {
-      ENDPOINT_URL: sim.url,
-      SECRET_NAME,
+      CONNECTIONS: gatewayAt(sim.url),
       RAW_BUCKET: buckets.raw,
       PIPELINE_ENVIRONMENT: 'test',
       PROJECTION_START: '2020-01-01',
@@ -222,11 +224,11 @@ describe('fetch-report handler', () => {
     let flaky: Simulator;
     const withFlakyGateway = async (times: number) => {
       flaky = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'dropMidBody', times } });
-      process.env.ENDPOINT_URL = flaky.url;
+      process.env.CONNECTIONS = gatewayAt(flaky.url);
       useSecret(flaky.credentials.hmac);
     };
     after(() => {
-      process.env.ENDPOINT_URL = sim.url;
+      process.env.CONNECTIONS = gatewayAt(sim.url);
     });
 
     it('one failed window: the others are stored, then the run fails with that window\'s typed error', async () => {
@@ -263,8 +265,8 @@ describe('fetch-report handler', () => {
 
   it('stops a gateway call that would outlive the function: GatewayUnavailable, every window named, nothing stored', async () => {
     const slow = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'slow', delayMs: 5_000 } });
-    const endpoint = process.env.ENDPOINT_URL;
-    process.env.ENDPOINT_URL = slow.url;
+    const endpoint = process.env.CONNECTIONS;
+    process.env.CONNECTIONS = gatewayAt(slow.url);
     try {
       useSecret(slow.credentials.hmac);
       // 15.3 s left: the deadline (15 s before the end) fires 300 ms in, long before the slow answer.
@@ -279,7 +281,7 @@ describe('fetch-report handler', () => {
       assert.match(last.message, /time-out was 15 s away/);
       assert.deepEqual(await rawKeys(), []);
     } finally {
-      process.env.ENDPOINT_URL = endpoint;
+      process.env.CONNECTIONS = endpoint;
       await slow.close();
     }
   });
@@ -287,8 +289,8 @@ describe('fetch-report handler', () => {
   it('shares the run between its windows: a first window that hangs is stopped at its share and the next one is still stored', async () => {
     // Only the first request hangs (30 s); 15 s of margin + 4 s leaves the run 4 s: 2 s for the first of two windows.
     const hanging = await startSimulator({ rowsPerDay: ROWS_PER_DAY, fault: { mode: 'slow', delayMs: 30_000, times: 1 } });
-    const endpoint = process.env.ENDPOINT_URL;
-    process.env.ENDPOINT_URL = hanging.url;
+    const endpoint = process.env.CONNECTIONS;
+    process.env.CONNECTIONS = gatewayAt(hanging.url);
     try {
       useSecret(hanging.credentials.hmac);
       const context = { ...lambdaContext('req-share'), getRemainingTimeInMillis: () => 19_000 };
@@ -298,7 +300,7 @@ describe('fetch-report handler', () => {
       // Without the share, the hanging window would have used the whole run and the other one would be missing too.
       assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-16/2026-11-16T00-00-00.csv']);
     } finally {
-      process.env.ENDPOINT_URL = endpoint;
+      process.env.CONNECTIONS = endpoint;
       await hanging.close();
     }
   });

@@ -11,7 +11,14 @@ export type ReportSource = { readonly file: string; readonly raw: unknown } | { 
 export class ReportCatalog {
   private readonly byId: Map<string, ReportDefinition>;
 
-  constructor(readonly reports: ReportDefinition[]) {
+  /** Each report's file as the user knows it (config/reports/<name>.json), for errors that point at it. */
+  private readonly files: Map<string, string>;
+
+  constructor(
+    readonly reports: ReportDefinition[],
+    files: ReadonlyMap<string, string> = new Map(),
+  ) {
+    this.files = new Map(files);
     this.byId = new Map();
     for (const r of reports) {
       if (this.byId.has(r.id)) throw new ConfigurationError(`Two report definitions share the id "${r.id}".`);
@@ -53,7 +60,7 @@ export class ReportCatalog {
       const n = problems.length;
       throw new ConfigurationError(`${n} report definition problem${n === 1 ? '' : 's'} (every config/reports/*.json must load):\n${problems.join('\n')}`);
     }
-    return new ReportCatalog(reports);
+    return new ReportCatalog(reports, fileOf);
   }
 
   get(id: string): ReportDefinition {
@@ -65,6 +72,21 @@ export class ReportCatalog {
       );
     }
     return r;
+  }
+
+  /** The file a report came from; a catalog built from definitions alone says where the file would be. */
+  fileOf(id: string): string {
+    return this.files.get(id) ?? `config/reports/${id}.json`;
+  }
+
+  /** The reports over one connection, in catalog order. */
+  reportsOver(connection: string): ReportDefinition[] {
+    return this.reports.filter((r) => r.connection === connection);
+  }
+
+  /** The connections the reports use, in order of first use. */
+  connections(): string[] {
+    return [...new Set(this.reports.map((r) => r.connection))];
   }
 
   ids(): string[] {

@@ -2,6 +2,7 @@ import iconv from 'iconv-lite';
 import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from '../gateway/body-template.js';
 import { ConfigurationError } from '../errors.js';
+import { connectionName, DEFAULT_CONNECTION } from '../connections/connection.js';
 import { scheduleExpressionProblems } from '../time/schedule-expression.js';
 import { PATTERN_HELP, patternProblem } from '../csv/value-parsers.js';
 import { parseWindowSize } from '../time/window.js';
@@ -255,6 +256,13 @@ export const reportDefinitionSchema = z
       .describe('Lower snake_case id: names the Glue table and the S3 prefixes'),
     description: z.string().optional(),
     reportIdentifier: z.string().min(1).describe("The gateway's reportIdentifier, from the provider's support"),
+    connection: connectionName
+      .default(DEFAULT_CONNECTION)
+      .meta({
+        description:
+          'The connection (gateway and login) this report is fetched over, defined in every config/environments/*.json under "connections"; absent: "default" (the top-level gateway and secret)',
+        examples: ['default', 'acme-pay'],
+      }),
     format: z.enum(['CSV', 'PDF']).default('CSV'),
     encoding: z
       .string()
