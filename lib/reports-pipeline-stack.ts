@@ -5,6 +5,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from './environment/environments.js';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
+import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
 import { AlarmChat } from './constructs/alarm-chat.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
@@ -67,13 +68,9 @@ export class ReportsPipelineStack extends Stack {
     this.warnOfPlaceholderEndpoint(c);
 
     this.lake = this.addLake(c, removalPolicy);
-    // One connection for now: the first (lib/constructs/credentials.ts makes one secret).
-    const connection = c.connections[0]!;
     this.credentials = new Credentials(this, 'Credentials', {
       environment: c.name,
-      secretName: connection.secret.name,
-      mode: connection.secret.mode,
-      existingKeyArn: connection.secret.kmsKeyArn,
+      connections: c.connections.map((k) => ({ connection: k.name, secretName: k.secret.name, mode: k.secret.mode, existingKeyArn: k.secret.kmsKeyArn })),
       removalPolicy,
     });
     this.egress = this.addEgress(c, logRetention, removalPolicy);
@@ -86,6 +83,7 @@ export class ReportsPipelineStack extends Stack {
 
     const deadLetterQueues = {
       schedule: this.fetch.scheduleDeadLetterQueue,
+      'scheduled-runs': this.fetch.queues.deadLetterQueue,
       'fetch-failures': this.fetch.failedRunsQueue,
       parse: this.parse.deadLetterQueue,
     };
@@ -98,11 +96,14 @@ export class ReportsPipelineStack extends Stack {
     this.addOutputs(deadLetterQueues);
   }
 
+  /** One warning per connection still on the shipped placeholder host, naming where its URL is set. */
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
-    if (/\.example$/.test(new URL(c.connections[0]!.gateway.endpointUrl).hostname)) {
+    const placeholders = c.connections.filter((k) => /\.example$/.test(new URL(k.gateway.endpointUrl).hostname));
+    for (const k of placeholders) {
+      const field = k.name === DEFAULT_CONNECTION ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
       Annotations.of(this).addWarningV2(
-        'paynet-reports:placeholderEndpoint',
-        `gateway.endpointUrl of "${c.name}" is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
+        `paynet-reports:placeholderEndpoint:${k.name}`,
+        `${field} of "${c.name}" (connection "${k.name}") is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
     }
   }
@@ -124,16 +125,22 @@ export class ReportsPipelineStack extends Stack {
   private addEgress(c: EnvironmentConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): Egress | undefined {
     const settings = egressSettings(c.network);
     if (!settings) return undefined;
-    const gatewayPort = Number(new URL(c.connections[0]!.gateway.endpointUrl).port || 443);
-    return new Egress(this, 'Egress', { environment: c.name, settings, ports: [443, gatewayPort], key: this.lake.key, logRetention, removalPolicy });
+    // AWS's APIs on 443, and every connection's gateway on the port its URL names.
+    const gatewayPorts = c.connections.map((k) => Number(new URL(k.gateway.endpointUrl).port || 443));
+    return new Egress(this, 'Egress', { environment: c.name, settings, ports: [443, ...gatewayPorts], key: this.lake.key, logRetention, removalPolicy });
   }
 
   private addFetch(props: ReportsPipelineStackProps, functionDefaults: FunctionDefaults): Fetch {
     const { config: c, reports } = props;
     return new Fetch(this, 'Fetch', {
       ...functionDefaults,
-      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback })),
-      connections: [{ name: c.connections[0]!.name, endpointUrl: c.connections[0]!.gateway.endpointUrl, secretName: c.connections[0]!.secret.name }],
+      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback, connection: r.connection })),
+      connections: c.connections.map((k) => ({
+        name: k.name,
+        endpointUrl: k.gateway.endpointUrl,
+        secretName: k.secret.name,
+        maxConcurrentRequests: k.maxConcurrentRequests,
+      })),
       projectionStart: c.athena.projectionStart,
       credentials: this.credentials,
       rawBucket: this.lake.rawBucket,
@@ -231,8 +238,7 @@ export class ReportsPipelineStack extends Stack {
         description: 'The fetch function: `npm run reports -- backfill --deployed --function-name <this>`',
       },
       ParseFunctionName: { value: this.parse.function.function.functionName, description: 'The parse function (its logs say why a load failed)' },
-      GatewaySecretArn: { value: this.credentials.secret.secretArn, description: 'Put the gateway credentials JSON here (aws secretsmanager put-secret-value)' },
-      GatewaySecretName: { value: this.credentials.secretName, description: 'The gateway credentials secret, by name' },
+      ...this.secretOutputs(),
       RawBucketName: { value: this.lake.rawBucket.bucketName, description: 'Raw reports as received (raw/<report>/dt=<date>/...)' },
       CuratedBucketName: { value: this.lake.curatedBucket.bucketName, description: 'Parquet tables, rejected rows and load manifests' },
       AthenaResultsBucketName: { value: this.lake.resultsBucket.bucketName, description: 'Athena query results (expire)' },
@@ -251,9 +257,31 @@ export class ReportsPipelineStack extends Stack {
     if (this.egress) outputs.EgressIps = this.egress.output;
     // One per dead-letter queue, so `reports status` finds them all by name (DeadLetters<Name>QueueUrl).
     for (const [name, queue] of Object.entries(deadLetterQueues)) {
-      const pascal = name.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
-      outputs[`DeadLetters${pascal}QueueUrl`] = { value: queue.queueUrl, description: `The ${name} dead-letter queue (alarm dead-letters-${name})` };
+      outputs[`DeadLetters${pascalCase(name)}QueueUrl`] = { value: queue.queueUrl, description: `The ${name} dead-letter queue (alarm dead-letters-${name})` };
     }
     for (const [id, o] of Object.entries(outputs)) new CfnOutput(this, id, o);
   }
+
+  /**
+   * Where each connection's credentials go: GatewaySecretArn and GatewaySecretName are the connection `default`'s
+   * (the names they had before connections, which `reports status` and scripts read), GatewaySecret<Name>Arn and
+   * GatewaySecret<Name>Name each other's (payouts-eu: GatewaySecretPayoutsEuName).
+   */
+  private secretOutputs(): Record<string, { value: string; description: string }> {
+    const outputs: Record<string, { value: string; description: string }> = {};
+    for (const { connection, secret, secretName } of this.credentials.secrets.values()) {
+      const infix = connection === DEFAULT_CONNECTION ? '' : pascalCase(connection);
+      const taken = Object.entries(outputs).find(([id]) => id === `GatewaySecret${infix}Arn`);
+      if (taken) throw new Error(`Connections "${connection}" and another name the same outputs (GatewaySecret${infix}Arn): rename one (${taken[1].description}).`);
+      outputs[`GatewaySecret${infix}Arn`] = {
+        value: secret.secretArn,
+        description: `Put the gateway credentials JSON of connection "${connection}" here (aws secretsmanager put-secret-value)`,
+      };
+      outputs[`GatewaySecret${infix}Name`] = { value: secretName, description: `The gateway credentials secret of connection "${connection}", by name` };
+    }
+    return outputs;
+  }
 }
+
+/** "fetch-failures" -> "FetchFailures", "eu2" -> "Eu2": an output id holds letters and digits only. */
+export const pascalCase = (name: string): string => name.replace(/(^|-)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());

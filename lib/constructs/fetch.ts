@@ -1,4 +1,4 @@
-import { CfnElement, Duration, RemovalPolicy, Stack, TimeZone, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, TimeZone, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -10,6 +10,7 @@ import { scheduleExpressionProblems } from '../../functions/core/time/schedule-e
 import { PREFIX } from '../../functions/core/lake/s3-keys.js';
 import { CONNECTIONS_VARIABLE, encodeConnectionsVariable, type ConnectionEndpoint } from '../../functions/core/connections/connection.js';
 import type { Credentials } from './credentials.js';
+import { FetchQueues, type QueuedConnection } from './fetch-queues.js';
 import type { Egress } from './egress.js';
 import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from '../policies/grants.js';
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
@@ -26,15 +27,20 @@ export interface ScheduledReport {
   readonly timeZone: string;
   /** Each scheduled run fetches its window and `lookback` more, all within one time-out. */
   readonly lookback: number;
+  /** The connection it is fetched over: its runs wait in that connection's queue. */
+  readonly connection: string;
 }
+
+/** A connection as the fetch side needs it: where its requests go, with which secret, and how many at once. */
+export interface FetchConnection extends ConnectionEndpoint, QueuedConnection {}
 
 export interface FetchProps extends FunctionSettings {
   readonly reports: readonly ScheduledReport[];
-  /** The gateways and their secrets (CONNECTIONS, functions/core/connections/connection.ts). */
-  readonly connections: readonly ConnectionEndpoint[];
+  /** The gateways, their secrets (CONNECTIONS, functions/core/connections/connection.ts) and their bounds. */
+  readonly connections: readonly FetchConnection[];
   readonly credentials: Credentials;
   readonly rawBucket: s3.IBucket;
-  /** Encrypts the dead-letter queues and the log group. */
+  /** Encrypts the queues and the log group. */
   readonly key: kms.IKey;
   readonly schedulesEnabled: boolean;
   /** The first dt Athena's projection shows (athena.projectionStart): the function refuses windows before it. */
@@ -73,22 +79,62 @@ function assertWindowsFit(report: ScheduledReport, timeout: Duration): void {
   }
 }
 
+/**
+ * Fails the synthesis when the fetch function's reservation is below what the queues' event sources may run at once:
+ * Lambda would throttle the surplus, and a throttled run returns to its queue as a receive, which sends it to the
+ * dead-letter queue (one receive only, lib/constructs/fetch-queues.ts).
+ */
+function assertReservationCovers(reservedConcurrency: number | undefined, queues: FetchQueues): void {
+  if (reservedConcurrency === undefined || reservedConcurrency >= queues.totalConcurrency) return;
+  throw new Error(
+    `fetch.reservedConcurrency ${reservedConcurrency} is below the ${queues.totalConcurrency} runs the connections' queues may start at once ` +
+      `(each connection's maxConcurrentRequests, at least 2 each: Lambda's floor for an SQS event source). Raise it to ` +
+      `${queues.totalConcurrency} or more, or leave it null (no reservation).`,
+  );
+}
+
+/**
+ * The Scheduler's SQS target, granting its role sqs:SendMessage on the queue and nothing more: CDK's own adds
+ * kms:GenerateDataKey* for the queue's key, a wildcard where sending needs two exact actions, which the role
+ * gets once for all queues (addSchedulerRole).
+ */
+class FifoQueueTarget extends targets.SqsSendMessage {
+  private readonly destination: sqs.IQueue;
+
+  constructor(queue: sqs.IQueue, props: targets.SqsSendMessageProps) {
+    super(queue, props);
+    this.destination = queue;
+  }
+
+  protected override addTargetActionToRole(role: iam.IRole): void {
+    this.destination.grant(role, 'sqs:SendMessage');
+  }
+}
+
 /** Only under raw/ (functions/core/lake/s3-keys.ts): the function never reads, lists or deletes. */
 const RAW_PREFIX = PREFIX.raw;
 
 /**
- * The fetch side: one EventBridge Scheduler schedule per report invoking the fetch function with
- * {reportId, scheduledTime}; the function reads the credentials, calls the gateway and streams the file
- * into the raw bucket. Two dead-letter queues: events the scheduler could not deliver, and invocations
- * that failed (Lambda on-failure destination, which keeps the error message with the event).
+ * The fetch side: one EventBridge Scheduler schedule per report sends {reportId, scheduledTime} to the queue of the
+ * report's connection (lib/constructs/fetch-queues.ts), and the fetch function reads every queue: it reads the
+ * connection's credentials, calls its gateway and streams the file into the raw bucket. The queues bound the requests
+ * in flight to each gateway. Three dead-letter queues: events the scheduler could not deliver to a queue, runs that
+ * failed (the queues' own), and asynchronous invocations that failed (Lambda's on-failure destination).
  */
 export class Fetch extends Construct {
   readonly function: PipelineFunction;
   readonly scheduleGroup: scheduler.ScheduleGroup;
   readonly schedules: scheduler.Schedule[] = [];
-  /** Scheduler events that could not be delivered to the function. */
+  /** The connections' queues and their dead-letter queue. */
+  readonly queues: FetchQueues;
+  /** Scheduler events that could not be delivered to a connection's queue. */
   readonly scheduleDeadLetterQueue: sqs.Queue;
-  /** Invocations that failed (the handler threw or timed out). */
+  /**
+   * Asynchronous invocations that failed, with their error. Kept though no schedule invokes the function directly any
+   * more: an operator's `aws lambda invoke --invocation-type Event` (or the console's asynchronous test) is still one,
+   * and without a destination its failure would leave no trace but a log line. Scheduled runs that fail land in the
+   * queues' dead-letter queue instead; the deployed backfill invokes synchronously and prints its failures.
+   */
   readonly failedRunsQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: FetchProps) {
@@ -110,9 +156,12 @@ export class Fetch extends Construct {
         reason: 'This queue is itself a dead-letter queue (of the scheduler target or of Lambda asynchronous invocations), not a work queue.',
       });
     }
+    this.queues = new FetchQueues(this, 'Queues', { connections: props.connections, key: props.key, functionTimeout: props.timeout, removalPolicy: props.removalPolicy });
+    assertReservationCovers(props.reservedConcurrency, this.queues);
 
     this.function = this.addFunction(props);
     this.grantSecretAndRawWrites(props);
+    this.queues.consumeWith(this.function.function);
 
     this.scheduleGroup = new scheduler.ScheduleGroup(this, 'Schedules', {
       scheduleGroupName: `paynet-reports-${props.environment}`,
@@ -129,17 +178,14 @@ export class Fetch extends Construct {
       description: 'paynet-reports: fetch a report from the gateway into the raw bucket',
       logKey: props.key,
       environmentVariables: {
-        [CONNECTIONS_VARIABLE]: encodeConnectionsVariable(props.connections),
+        [CONNECTIONS_VARIABLE]: encodeConnectionsVariable(props.connections.map(({ name, endpointUrl, secretName }) => ({ name, endpointUrl, secretName }))),
         RAW_BUCKET: props.rawBucket.bucketName,
         PROJECTION_START: props.projectionStart,
       },
       asyncInvoke: {
         onFailure: new EncryptedQueueDestination(this.failedRunsQueue, props.key),
-        // No Lambda-level retries: the gateway client already retries what is retryable, with backoff; a blind
-        // retry would repeat refused logins. The next scheduled run re-fetches missed windows (lookback).
-        // The Scheduler invokes asynchronously, so a throttled invocation (no concurrency free) waits in Lambda's
-        // own queue, retried for up to maxEventAge, and then goes to the failed-runs queue, not to the schedule's
-        // dead-letter queue (that one only gets events the Scheduler could not hand to Lambda at all).
+        // Asynchronous invocations only (the schedules go through the queues): no Lambda-level retries, the gateway
+        // client already retries what is retryable, with backoff, and a blind retry would repeat refused logins.
         retryAttempts: 0,
         maxEventAge: Duration.hours(6),
       },
@@ -158,22 +204,17 @@ export class Fetch extends Construct {
     );
   }
 
-  /** One role for all schedules of the environment: invoke this function, send to the dead-letter queue. */
+  /** One role for all schedules of the environment: send to the connections' queues and to its dead-letter queue. */
   private addSchedulerRole(props: FetchProps): iam.Role {
     const schedulerRole = new iam.Role(this, 'SchedulerRole', {
       // Only schedules of this account may assume it (confused-deputy protection).
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com').withConditions({
         StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
       }),
-      description: `paynet-reports ${props.environment}: EventBridge Scheduler invokes the fetch function`,
+      description: `paynet-reports ${props.environment}: EventBridge Scheduler queues the scheduled fetch runs`,
     });
-    // The dead-letter queue is KMS-encrypted: sending to it needs the key too (the target only grants sqs:SendMessage).
+    // The queues are KMS-encrypted: sending needs the key too (the targets grant only sqs:SendMessage, see FifoQueueTarget).
     props.key.grant(schedulerRole, 'kms:GenerateDataKey', 'kms:Decrypt');
-    const fnLogicalId = Stack.of(this).resolve((this.function.function.node.defaultChild as CfnElement).logicalId) as string;
-    Validations.of(schedulerRole).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${fnLogicalId}.Arn>:*]`,
-      reason: "lambda:InvokeFunction on the fetch function's own versions and aliases (CDK's grantInvoke); no other function.",
-    });
     Validations.of(schedulerRole).acknowledge({
       id: 'PCI.DSS.321-IAMNoInlinePolicy',
       reason: INLINE_POLICY_REASON,
@@ -184,13 +225,14 @@ export class Fetch extends Construct {
   private addSchedule(report: ScheduledReport, schedulerRole: iam.IRole, enabled: boolean): scheduler.Schedule {
     const schedule = new scheduler.Schedule(this, `Schedule-${report.id}`, {
       scheduleGroup: this.scheduleGroup,
-      description: `Fetch report "${report.id}" (${report.cron} ${report.timeZone})`,
+      description: `Fetch report "${report.id}" over connection "${report.connection}" (${report.cron} ${report.timeZone})`,
       schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
       // Runs at the time the definition says: the report window is computed from it.
       timeWindow: scheduler.TimeWindow.off(),
       enabled,
-      target: new targets.LambdaInvoke(this.function.function, {
+      target: new FifoQueueTarget(this.queues.queueOf(report.connection), {
         role: schedulerRole,
+        messageGroupId: this.queues.messageGroupIdOf(report.connection, report.id),
         // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
         input: scheduler.ScheduleTargetInput.fromObject({
           reportId: report.id,

@@ -9,7 +9,14 @@ import type { Cfn } from './helpers.js';
  * service performs, and no Deny that would apply other than the TLS-only deny (services deliver over TLS).
  */
 
-export type PathKind = 'alarm-to-topic' | 's3-notification-to-queue' | 'scheduler-to-function' | 'scheduler-to-dead-letter-queue' | 'lambda-failure-to-queue' | 'logs-to-log-group';
+export type PathKind =
+  | 'alarm-to-topic'
+  | 's3-notification-to-queue'
+  | 'scheduler-to-queue'
+  | 'scheduler-to-dead-letter-queue'
+  | 'queue-to-function'
+  | 'lambda-failure-to-queue'
+  | 'logs-to-log-group';
 
 export interface DeliveryPath {
   kind: PathKind;
@@ -185,7 +192,7 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
     }
   }
 
-  // EventBridge Scheduler invoking its target and, when that fails, sending to the dead-letter queue, as its role.
+  // EventBridge Scheduler sending to its target queue and, when that fails, to the dead-letter queue, as its role.
   for (const [scheduleId, schedule] of ofType('AWS::Scheduler::Schedule')) {
     const target = schedule.Properties?.Target ?? {};
     const roleId = targetId(target.RoleArn);
@@ -193,8 +200,22 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
     const trustProblems = trust.some((s) => s.Effect === 'Allow' && servicesOf(s.Principal).includes('scheduler.amazonaws.com') && covers(s, 'sts:AssumeRole'))
       ? []
       : [`role ${roleId} cannot be assumed by scheduler.amazonaws.com`];
-    const fnId = targetId(target.Arn)!;
-    paths.push({ kind: 'scheduler-to-function', from: `scheduler.amazonaws.com as ${roleId} (${scheduleId})`, to: fnId, problems: [...trustProblems, ...roleProblems(roleId, 'lambda:InvokeFunction', fnId, undefined, [])] });
+    const queueId = targetId(target.Arn)!;
+    const queue = resources[queueId];
+    const fifoProblems =
+      queue?.Type !== 'AWS::SQS::Queue'
+        ? [`the target ${queueId} is not a queue of the stack`]
+        : queue.Properties?.FifoQueue && !target.SqsParameters?.MessageGroupId
+          ? ['a FIFO queue target needs SqsParameters.MessageGroupId']
+          : queue.Properties?.FifoQueue && !queue.Properties?.ContentBasedDeduplication
+            ? [`the Scheduler sends to FIFO queue ${queueId} only with content-based deduplication`]
+            : [];
+    paths.push({
+      kind: 'scheduler-to-queue',
+      from: `scheduler.amazonaws.com as ${roleId} (${scheduleId})`,
+      to: queueId,
+      problems: [...trustProblems, ...fifoProblems, ...roleProblems(roleId, 'sqs:SendMessage', queueId, queueKey(queueId), ['kms:GenerateDataKey', 'kms:Decrypt'])],
+    });
     const dlqId = targetId(target.DeadLetterConfig?.Arn);
     if (dlqId) {
       paths.push({
@@ -204,6 +225,16 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
         problems: [...trustProblems, ...roleProblems(roleId, 'sqs:SendMessage', dlqId, queueKey(dlqId), ['kms:GenerateDataKey', 'kms:Decrypt'])],
       });
     }
+  }
+
+  // Lambda's poller reading a queue for a function, as the function's role: receive, delete, decrypt.
+  for (const [mappingId, mapping] of ofType('AWS::Lambda::EventSourceMapping')) {
+    const queueId = targetId(mapping.Properties?.EventSourceArn);
+    if (!queueId || resources[queueId]?.Type !== 'AWS::SQS::Queue') continue;
+    const fnId = targetId(mapping.Properties?.FunctionName)!;
+    const roleId = targetId(resources[fnId]?.Properties?.Role);
+    const [first, ...more] = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'].map((a) => roleProblems(roleId, a, queueId, queueKey(queueId), ['kms:Decrypt']));
+    paths.push({ kind: 'queue-to-function', from: `lambda.amazonaws.com as ${roleId} (${mappingId})`, to: fnId, problems: [...new Set([...first!, ...more.flat()])] });
   }
 
   // Lambda asynchronous invocations: a failed event goes to the on-failure destination as the function's role.

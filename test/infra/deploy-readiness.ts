@@ -18,8 +18,9 @@ type Json = { Resources: Record<string, Resource>; Outputs: Record<string, { Val
 const ALL_KINDS: PathKind[] = [
   'alarm-to-topic',
   's3-notification-to-queue',
-  'scheduler-to-function',
+  'scheduler-to-queue',
   'scheduler-to-dead-letter-queue',
+  'queue-to-function',
   'lambda-failure-to-queue',
   'logs-to-log-group',
 ];
@@ -53,7 +54,7 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
       assert.throws(() => assertDeliverable({ Resources: {}, Outputs: {} }), /matched no delivery path/);
       const withoutSchedules = clone(json);
       for (const [id] of byType(withoutSchedules, 'AWS::Scheduler::Schedule')) delete withoutSchedules.Resources[id];
-      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-function, scheduler-to-dead-letter-queue found/);
+      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-queue, scheduler-to-dead-letter-queue found/);
     });
 
     it('fails on a topic policy that holds only the TLS deny (the policy before issue 10)', () => {
@@ -116,10 +117,14 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
       const [[, policy]] = byType(json, 'AWS::IAM::Policy').filter(([, p]) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: roleId }])) as [[string, Resource]];
       return policy.Properties.PolicyDocument.Statement as Cfn[];
     };
-    it('reserves no concurrency (a new account has a quota of 10), and the parse queue still bounds the load', () => {
+    it('reserves no concurrency (a new account has a quota of 10), and the queues still bound the load', () => {
       for (const [id, fn] of byType(json, 'AWS::Lambda::Function')) assert.equal(fn.Properties.ReservedConcurrentExecutions, undefined, id);
-      const [[, mapping]] = byType(json, 'AWS::Lambda::EventSourceMapping') as [[string, Resource]];
-      assert.deepEqual(mapping.Properties.ScalingConfig, { MaximumConcurrency: PARSE_MAX_CONCURRENCY });
+      const mappings = byType(json, 'AWS::Lambda::EventSourceMapping');
+      const of = (fn: { node: { defaultChild?: unknown } }) => mappings.filter(([, m]) => m.Properties.FunctionName.Ref === logicalIdOf(stack, fn)).map(([, m]) => m.Properties.ScalingConfig);
+      assert.deepEqual(of(stack.parse.function.function), [{ MaximumConcurrency: PARSE_MAX_CONCURRENCY }]);
+      // Every run of a connection waits in its queue, read at most maxConcurrentRequests at a time (at least Lambda's 2).
+      assert.deepEqual(of(stack.fetch.function.function), config.connections.map((c) => ({ MaximumConcurrency: Math.max(2, c.maxConcurrentRequests) })));
+      assert.equal(mappings.length, 1 + config.connections.length);
     });
 
     it(config.removalPolicy === 'retain' ? 'retains named resources, except when the create itself rolls back' : 'deletes everything', () => {

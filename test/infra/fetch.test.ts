@@ -8,17 +8,28 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Credentials } from '../../lib/constructs/credentials.js';
 import { Fetch, type FetchProps, type ScheduledReport } from '../../lib/constructs/fetch.js';
-import { emptyStack, FIXTURE_ENTRY } from './helpers.js';
+import { MIN_EVENT_SOURCE_CONCURRENCY, VISIBILITY_MARGIN, maximumConcurrencyOf, messageGroupIdOf } from '../../lib/constructs/fetch-queues.js';
+import { emptyStack, FIXTURE_ENTRY, resourcesOf } from './helpers.js';
 
-/** The schedule switch and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts). */
+const DEFAULT = { name: 'default', endpointUrl: 'https://gateway.test/rpt', secretName: 's', maxConcurrentRequests: 2 };
+
+/** A report due daily over a connection (default: "default"). */
+const daily = (id: string, connection = 'default'): ScheduledReport => ({ id, cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection });
+
+/** The schedule switch, the queues and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts). */
 function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}) {
   const stack = emptyStack();
   const key = new kms.Key(stack, 'Key');
+  const connections = overrides.connections ?? [DEFAULT];
   new Fetch(stack, 'Fetch', {
     environment: 'test',
     reports,
-    connections: [{ name: 'default', endpointUrl: 'https://gateway.test/rpt', secretName: 's' }],
-    credentials: new Credentials(stack, 'Credentials', { environment: 'test', secretName: 's', mode: 'create', removalPolicy: RemovalPolicy.DESTROY }),
+    connections,
+    credentials: new Credentials(stack, 'Credentials', {
+      environment: 'test',
+      connections: connections.map((c) => ({ connection: c.name, secretName: c.secretName, mode: 'create' })),
+      removalPolicy: RemovalPolicy.DESTROY,
+    }),
     rawBucket: new s3.Bucket(stack, 'Raw', { encryptionKey: key }),
     key,
     schedulesEnabled: true,
@@ -37,8 +48,8 @@ function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}) 
 describe('Fetch', () => {
   it('enables the schedules when the environment says so, one per report', () => {
     const template = build([
-      { id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'Europe/Berlin', lookback: 0 },
-      { id: 'b', cron: 'cron(30 */6 * * ? *)', timeZone: 'UTC', lookback: 0 },
+      { id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'Europe/Berlin', lookback: 0, connection: 'default' },
+      { id: 'b', cron: 'cron(30 */6 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' },
     ]);
     template.resourceCountIs('AWS::Scheduler::Schedule', 2);
     template.allResourcesProperties('AWS::Scheduler::Schedule', { State: 'ENABLED', GroupName: 'paynet-reports-test' });
@@ -46,31 +57,83 @@ describe('Fetch', () => {
   });
 
   it('refuses, naming the report, a cron or time zone the scheduler would refuse at deploy time', () => {
-    assert.throws(() => build([{ id: 'x', cron: '15 3 * * ? *', timeZone: 'UTC', lookback: 0 }]), /Report "x": schedule\.cron/);
-    assert.throws(() => build([{ id: 'y', cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Atlantis', lookback: 0 }]), /Report "y": schedule\.timeZone/);
-    assert.throws(() => build([{ id: 'z', cron: 'cron(15 25 * * ? *)', timeZone: 'UTC', lookback: 0 }]), /Report "z": schedule\.cron .*25 is outside 0-23/);
+    assert.throws(() => build([{ id: 'x', cron: '15 3 * * ? *', timeZone: 'UTC', lookback: 0, connection: 'default' }]), /Report "x": schedule\.cron/);
+    assert.throws(() => build([{ id: 'y', cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Atlantis', lookback: 0, connection: 'default' }]), /Report "y": schedule\.timeZone/);
+    assert.throws(() => build([{ id: 'z', cron: 'cron(15 25 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' }]), /Report "z": schedule\.cron .*25 is outside 0-23/);
   });
 
   it('synthesizes every expression a definition may load with: rate() as well as cron()', () => {
-    const template = build([{ id: 'r', cron: 'rate(6 hours)', timeZone: 'UTC', lookback: 0 }]);
+    const template = build([{ id: 'r', cron: 'rate(6 hours)', timeZone: 'UTC', lookback: 0, connection: 'default' }]);
     template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(6 hours)' });
   });
 
   it("refuses a time-out that cannot give each window of a scheduled run a share of a minute, naming the report and both settings", () => {
     // 900 s: 885 s after the margin, 3 windows of 295 s; 300 s with lookback 6: 7 windows of 40 s.
-    build([{ id: 'ok', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 2 }]);
+    build([{ id: 'ok', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 2, connection: 'default' }]);
     assert.throws(
-      () => build([{ id: 'many', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 6 }], { timeout: Duration.seconds(300) }),
+      () => build([{ id: 'many', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 6, connection: 'default' }], { timeout: Duration.seconds(300) }),
       /Report "many": a scheduled run fetches 7 windows \(lookback 6\) within fetch\.timeoutSeconds 300, 40 s each .*at least 60 s\. Raise fetch\.timeoutSeconds/,
     );
   });
 
   it("gives the function the projection's first date, which it refuses windows before", () => {
-    const template = build([{ id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0 }], { projectionStart: '2018-06-01' });
+    const template = build([{ id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' }], { projectionStart: '2018-06-01' });
     template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ PROJECTION_START: '2018-06-01' }) } });
   });
 
   it('says how to synthesize while a handler is missing', () => {
     assert.throws(() => build([], { entry: '/nonexistent/handler.ts' }), /does not exist.*-c handlerEntry=/s);
+  });
+
+  describe('the queues that bound each connection', () => {
+    const acme = { name: 'acme', endpointUrl: 'https://acme.test/rpt', secretName: 'acme', maxConcurrentRequests: 1 };
+    const wide = { name: 'wide', endpointUrl: 'https://wide.test/rpt', secretName: 'wide', maxConcurrentRequests: 5 };
+    const template = build([daily('a'), daily('b', 'acme'), daily('c', 'acme'), daily('d', 'wide')], { connections: [DEFAULT, acme, wide] });
+    const queues = Object.entries(resourcesOf(template, 'AWS::SQS::Queue'));
+    const fifo = queues.filter(([, q]) => q.Properties.FifoQueue === true);
+    const work = fifo.filter(([, q]) => q.Properties.RedrivePolicy);
+
+    it('one FIFO queue per connection, deduplicating by content, redriving after one receive to one FIFO dead-letter queue', () => {
+      assert.equal(work.length, 3);
+      assert.equal(fifo.length, 4);
+      const [dlqId] = fifo.find(([, q]) => !q.Properties.RedrivePolicy)!;
+      for (const [id, q] of work) {
+        assert.equal(q.Properties.ContentBasedDeduplication, true, id);
+        assert.deepEqual(q.Properties.RedrivePolicy, { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 1 }, id);
+        // A received run stays invisible past the function's time-out (900 s), so no second invocation takes it meanwhile.
+        assert.equal(q.Properties.VisibilityTimeout, 900 + VISIBILITY_MARGIN.toSeconds(), id);
+        assert.ok(q.Properties.KmsMasterKeyId, id);
+      }
+    });
+
+    it('reads each queue one run at a time, at most maxConcurrentRequests at once (the floor of 2 where one group bounds it to 1)', () => {
+      const mappings = Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping')).map((m) => m.Properties);
+      assert.equal(mappings.length, 3);
+      const byQueue = new Map(mappings.map((m) => [m.EventSourceArn['Fn::GetAtt'][0] as string, m]));
+      const concurrency = work.map(([id]) => byQueue.get(id)!.ScalingConfig.MaximumConcurrency).sort();
+      assert.deepEqual(concurrency, [2, 2, 5]);
+      for (const m of mappings) {
+        assert.equal(m.BatchSize, 1);
+        assert.deepEqual(m.FunctionResponseTypes, ['ReportBatchItemFailures']);
+      }
+    });
+
+    it('sends each report to its connection\'s queue: a group per report, or one group per connection bounded to 1', () => {
+      const schedules = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).map((x) => x.Properties.Target);
+      const group = (reportId: string) => schedules.find((t) => JSON.parse(t.Input).reportId === reportId)!.SqsParameters.MessageGroupId;
+      assert.deepEqual(['a', 'b', 'c', 'd'].map(group), ['a', 'acme', 'acme', 'd']);
+      assert.equal(messageGroupIdOf(acme, 'b'), 'acme');
+      assert.equal(messageGroupIdOf(wide, 'd'), 'd');
+      assert.equal(maximumConcurrencyOf(acme), MIN_EVENT_SOURCE_CONCURRENCY);
+    });
+
+    it('refuses a report over a connection without a queue, and a reservation below what the queues may start', () => {
+      assert.throws(() => build([daily('x', 'nowhere')]), /no queue for connection "nowhere" \(there are default\)/);
+      assert.throws(
+        () => build([daily('a')], { connections: [DEFAULT, wide], reservedConcurrency: 6 }),
+        /fetch\.reservedConcurrency 6 is below the 7 runs the connections' queues may start at once.*Raise it to 7 or more, or leave it null/,
+      );
+      build([daily('a')], { connections: [DEFAULT, wide], reservedConcurrency: 7 });
+    });
   });
 });

@@ -31,6 +31,12 @@ export function shippedEnvironment(name: 'integration' | 'production'): Environm
   return environmentOf(readEnvironmentSource(projectPath(file), file));
 }
 
+/**
+ * Logical ids of the gateway secret and its key in every stack deployed before connections (paths
+ * Credentials/Secret and Credentials/Key): a changed id would replace the named secret, so they never change.
+ */
+export const CREDENTIALS_IDS = { secret: 'CredentialsSecret40F8BB41', key: 'CredentialsKey849F44B7' } as const;
+
 /** An empty stack in a fresh app, for one construct. */
 export function emptyStack(): Stack {
   return new Stack(new App(), 'Test');

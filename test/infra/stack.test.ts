@@ -13,7 +13,7 @@ import { addCompliancePacks } from '../../lib/policies/compliance.js';
 import { MAX_RECEIVE_COUNT, MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/constructs/parse.js';
 import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
-import { logicalIdOf, resourcesOf, shippedEnvironment, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
+import { CREDENTIALS_IDS, logicalIdOf, resourcesOf, shippedEnvironment, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 import { acknowledgementsOf, recordAcknowledgementUse } from './nag.js';
 
 /**
@@ -81,7 +81,7 @@ describe('ReportsPipelineStack', () => {
       template.resourceCountIs('AWS::Logs::LogGroup', 2);
     });
 
-    it('has one schedule per report, in its time zone, with retries and a dead-letter queue', () => {
+    it("has one schedule per report, in its time zone, onto its connection's queue, with retries and a dead-letter queue", () => {
       const schedules = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).map((s) => s.Properties as Cfn);
       assert.equal(schedules.length, reports.length);
       for (const r of reports) {
@@ -90,7 +90,9 @@ describe('ReportsPipelineStack', () => {
         assert.equal(s.ScheduleExpression, r.schedule.cron);
         assert.equal(s.ScheduleExpressionTimezone, r.schedule.timeZone);
         assert.deepEqual(JSON.parse(s.Target.Input), { reportId: r.id, scheduledTime: '<aws.scheduler.scheduled-time>' });
-        assert.deepEqual(s.Target.Arn, { 'Fn::GetAtt': [id(fetch.function.function), 'Arn'] });
+        // Onto the queue of the report's connection (a group per report at the default bound of 2), not to the function.
+        assert.deepEqual(s.Target.Arn, { 'Fn::GetAtt': [id(fetch.queues.queueOf(r.connection)), 'Arn'] });
+        assert.deepEqual(s.Target.SqsParameters, { MessageGroupId: r.id });
         assert.deepEqual(s.Target.RetryPolicy, { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
         assert.deepEqual(s.Target.DeadLetterConfig, { Arn: { 'Fn::GetAtt': [id(fetch.scheduleDeadLetterQueue), 'Arn'] } });
         assert.deepEqual(s.FlexibleTimeWindow, { Mode: 'OFF' });
@@ -166,6 +168,7 @@ describe('ReportsPipelineStack', () => {
       'DeadLettersFetchFailuresQueueUrl',
       'DeadLettersParseQueueUrl',
       'DeadLettersScheduleQueueUrl',
+      'DeadLettersScheduledRunsQueueUrl',
       'FetchFunctionName',
       'GatewaySecretArn',
       'GatewaySecretName',
@@ -208,7 +211,8 @@ describe('ReportsPipelineStack', () => {
   describe('queues', () => {
     it('are all KMS-encrypted, TLS-only, and keep messages 14 days', () => {
       const queues = resourcesOf(template, 'AWS::SQS::Queue');
-      assert.equal(Object.keys(queues).length, 4);
+      // Parse: notifications and their dead letters; fetch: the connection's queue, its dead letters, the scheduler's and Lambda's.
+      assert.equal(Object.keys(queues).length, 6);
       for (const [logicalId, q] of Object.entries(queues)) {
         assert.ok((q.Properties as Cfn).KmsMasterKeyId, logicalId);
         assert.equal((q.Properties as Cfn).MessageRetentionPeriod, 14 * 24 * 3600, logicalId);
@@ -218,6 +222,11 @@ describe('ReportsPipelineStack', () => {
         });
       }
     });
+  });
+
+  it("keeps the gateway secret's and its key's logical ids from before connections (a new id would replace the named secret)", () => {
+    assert.deepEqual(Object.keys(resourcesOf(template, 'AWS::SecretsManager::Secret')), [CREDENTIALS_IDS.secret]);
+    assert.equal(id(prod.stack.credentials.key!), CREDENTIALS_IDS.key);
   });
 
   describe('least privilege', () => {
