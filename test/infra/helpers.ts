@@ -2,6 +2,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { environmentOf, parseEnvironment, readEnvironmentSource, type EnvironmentConfig } from '../../lib/environment/environments.js';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { projectPath } from '../../lib/constructs/pipeline-function.js';
 import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
 
@@ -49,14 +50,18 @@ export interface SynthesizedPipeline {
 }
 
 /**
- * The whole pipeline stack with the fixture handler. Each call synthesizes (and bundles) once: call it once
- * per test file and share the result, the suite runs on two cores.
+ * The whole pipeline stack with the fixture handler, over the fixture catalog unless `reports` says otherwise. Each
+ * call synthesizes (and bundles) once: call it once per test file and share the result, the suite runs on two cores.
  */
-export function synthPipeline(config: EnvironmentConfig, configure?: (app: App) => void): SynthesizedPipeline {
+export function synthPipeline(
+  config: EnvironmentConfig,
+  configure?: (app: App) => void,
+  reports: readonly ReportDefinition[] = loadCatalog().reports,
+): SynthesizedPipeline {
   const app = new App();
   const stack = new ReportsPipelineStack(app, stackName(config.name), {
     config,
-    reports: loadCatalog().reports,
+    reports,
     entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY },
   });
   configure?.(app);
