@@ -100,9 +100,11 @@ export class ReportsPipelineStack extends Stack {
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
     const placeholders = c.connections.filter((k) => /\.example$/.test(new URL(k.gateway.endpointUrl).hostname));
     for (const k of placeholders) {
-      const field = k.name === DEFAULT_CONNECTION ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
+      const isDefault = k.name === DEFAULT_CONNECTION;
+      const field = isDefault ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
+      // The default connection's warning keeps the id it had before connections (an acknowledgement may name it).
       Annotations.of(this).addWarningV2(
-        `paynet-reports:placeholderEndpoint:${k.name}`,
+        isDefault ? 'paynet-reports:placeholderEndpoint' : `paynet-reports:placeholderEndpoint:${k.name}`,
         `${field} of "${c.name}" (connection "${k.name}") is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
     }
