@@ -215,6 +215,7 @@ export class ReportsPipelineStack extends Stack {
       parseFunction: this.parse.function.function,
       parseQueue: this.parse.queue,
       deadLetterQueues,
+      connectionQueues: this.fetch.queues.queues,
       reportIds: reports.map((r) => r.id),
       parseLogGroup: this.parse.function.logGroup,
     });

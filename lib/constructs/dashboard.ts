@@ -14,6 +14,8 @@ export interface DashboardProps {
   /** The work queue between the raw bucket and the parse function. */
   readonly parseQueue: sqs.IQueue;
   readonly deadLetterQueues: Record<string, sqs.IQueue>;
+  /** Each connection's queue of scheduled runs, by connection name (lib/constructs/fetch-queues.ts). */
+  readonly connectionQueues?: ReadonlyMap<string, sqs.IQueue>;
   readonly reportIds: readonly string[];
   /** The parse function's log group: its "Data quality finding" lines name the flagged windows. */
   readonly parseLogGroup: logs.ILogGroup;
@@ -106,5 +108,16 @@ export class PipelineDashboard extends Construct {
         [props.parseQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label: 'oldest (s)' })],
       ),
     );
+    // Runs waiting for their connection's bound: a queue that stays long means its reports outgrew maxConcurrentRequests.
+    const connections = [...(props.connectionQueues ?? new Map<string, sqs.IQueue>())];
+    if (connections.length) {
+      this.dashboard.addWidgets(
+        graph(
+          'Scheduled runs waiting per connection (visible; oldest, s)',
+          connections.map(([name, q]) => depth(name, q)),
+          connections.map(([name, q]) => q.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label: `${name} oldest (s)` })),
+        ),
+      );
+    }
   }
 }

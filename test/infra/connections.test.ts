@@ -156,6 +156,12 @@ describe('an environment with two connections', () => {
     assert.deepEqual(json.Outputs.DeadLettersScheduledRunsQueueUrl!.Value, { Ref: id(stack.fetch.queues.deadLetterQueue) });
   });
 
+  it('shows on the dashboard the runs waiting in each connection\'s queue', () => {
+    const body = JSON.stringify(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
+    assert.match(body, /Scheduled runs waiting per connection/);
+    for (const c of ['default', 'acme']) assert.ok(body.includes(`"${c} oldest (s)"`) || body.includes(`\\"${c} oldest (s)\\"`), c);
+  });
+
   it('warns, per connection, of an endpoint still on a placeholder host, naming the field', () => {
     const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('placeholder'));
     assert.equal(warnings.length, 1);
