@@ -55,7 +55,7 @@ export interface PipelineFunctionProps extends FunctionSettings {
   readonly logKey: kms.IKey;
   /** Function-specific variables, added to the Powertools and Node.js ones. */
   readonly environmentVariables: Record<string, string>;
-  /** Settings for asynchronous invocations (the scheduler invokes the fetch function asynchronously). */
+  /** Settings for asynchronous invocations (an operator may invoke the fetch function so; the schedules go through queues). */
   readonly asyncInvoke?: Pick<lambda.FunctionOptions, 'onFailure' | 'retryAttempts' | 'maxEventAge'>;
   /** Network interfaces in these subnets with this security group (lib/constructs/egress.ts); default: outside any VPC. */
   readonly network?: FunctionNetwork;
