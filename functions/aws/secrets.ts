@@ -9,7 +9,10 @@ import { parseGatewaySecret, type GatewaySecret } from '../core/gateway/secret.j
  * Secrets Manager errors carry the secret's name or ARN only.
  */
 
-/** How long a warm Lambda reuses the secret before asking Secrets Manager again (a rotated key is seen within this). */
+/**
+ * How long a warm Lambda reuses the secret before asking Secrets Manager again. A rotated key is seen within this, or at
+ * once when the gateway refuses the cached one (`fresh`).
+ */
 export const SECRET_MAX_AGE_SECONDS = 300;
 
 // One provider per container: Powertools keeps its cache in the provider, so it survives across invocations.
@@ -22,6 +25,11 @@ export function clearGatewaySecretCache(): void {
 
 export interface GetGatewaySecretOptions {
   maxAgeSeconds?: number;
+  /**
+   * Read past the cache (and refresh it): after a refusal, a rotated value must be seen now, not when the cache expires
+   * (functions/core/connections/run-credentials.ts).
+   */
+  fresh?: boolean;
   /** A provider over a traced or differently configured client; default: one built from the Lambda environment. */
   provider?: SecretsProvider;
 }
@@ -31,7 +39,7 @@ export async function getGatewaySecret(secretName: string, options: GetGatewaySe
   const source = `Secrets Manager secret "${secretName}"`;
   let value: unknown;
   try {
-    value = await provider.get(secretName, { maxAge: options.maxAgeSeconds ?? SECRET_MAX_AGE_SECONDS });
+    value = await provider.get(secretName, { maxAge: options.maxAgeSeconds ?? SECRET_MAX_AGE_SECONDS, forceFetch: options.fresh === true });
   } catch (e) {
     throw explainFetchError(e, source);
   }

@@ -24,6 +24,18 @@ export abstract class PipelineError extends Error {
   }
 }
 
+/**
+ * Whose refusal it is, when a run knows: the connection (its gateway and login), where its credentials are kept and
+ * which reports of the catalog read over it. A refusal stops all of them, so the message names them all.
+ */
+export interface RefusalScope {
+  readonly connection: string;
+  /** Every report over the connection (catalog.reportsOver), not only the one that ran. */
+  readonly reports: readonly string[];
+  /** Where a person puts a new value: 'Secrets Manager secret "paynet-reports/prod/acme"', a --secret-file. */
+  readonly credentials?: string;
+}
+
 /** The gateway answered with its "not authorised" body: wrong login, key, signature method or clock. */
 export class AuthenticationRefused extends PipelineError {
   readonly code = 'AuthenticationRefused' as const;
@@ -33,13 +45,31 @@ export class AuthenticationRefused extends PipelineError {
     readonly signatureMethod: string,
     readonly gatewaySaid: string,
     /** What to check for that method: its entry's `whenRefused` (signature-methods.ts). */
-    whatToCheck: string,
+    readonly whatToCheck: string,
+    readonly scope?: RefusalScope,
   ) {
     super(
-      `The gateway refused to authorise login "${login}" signing with ${signatureMethod}: it said "${gatewaySaid}". ` +
-        `Check ${whatToCheck}, and that this machine's clock is right. Not retried.`,
+      scope
+        ? scopedRefusal(login, signatureMethod, gatewaySaid, whatToCheck, scope)
+        : `The gateway refused to authorise login "${login}" signing with ${signatureMethod}: it said "${gatewaySaid}". ` +
+            `Check ${whatToCheck}, and that this machine's clock is right. Not retried.`,
     );
   }
+
+  /** The same refusal, said with its connection, its credentials' place and the reports it stops. */
+  within(scope: RefusalScope): AuthenticationRefused {
+    return new AuthenticationRefused(this.login, this.signatureMethod, this.gatewaySaid, this.whatToCheck, scope);
+  }
+}
+
+function scopedRefusal(login: string, method: string, said: string, whatToCheck: string, scope: RefusalScope): string {
+  const where = scope.credentials ? `, ${scope.credentials}` : '';
+  const reports = scope.reports.length ? scope.reports.map((r) => `"${r}"`).join(', ') : 'none';
+  return (
+    `The gateway of connection "${scope.connection}" refused to authorise login "${login}" signing with ${method}: it said "${said}". ` +
+    `Every report over this connection stops until it is fixed: ${reports}. Check with that provider ${whatToCheck}, ` +
+    `and that this machine's clock is right; put the new value into the connection's secret${where}. Not retried.`
+  );
 }
 
 /** 5xx, 429, time-outs and network errors, after every retry was spent. */

@@ -1,9 +1,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { isPipelineError, RUN_STOPPING_CODES } from '../core/errors.js';
+import { AuthenticationRefused, isPipelineError, RUN_STOPPING_CODES } from '../core/errors.js';
+import { RunCredentials } from '../core/connections/run-credentials.js';
 import { refuseUnprojectedWindows, type ProjectionSetting } from '../core/lake/partition-projection.js';
 import type { ReportCatalog } from '../core/definitions/catalog.js';
 import type { GatewaySecret } from '../core/gateway/secret.js';
+import type { ReportWindow } from '../core/time/window.js';
+import type { ReportDefinition } from '../core/definitions/report-definition.js';
 import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
 import type { FetchRequest } from './fetch-event.js';
 import { fetchWindow, windowLabel, type FetchedWindow, type FetchWindowDeps } from './fetch-window.js';
@@ -20,7 +23,9 @@ import { windowBudget, windowShareMs } from './window-budget.js';
  * destination; the function allows no Lambda retries) and the "fetch errors" alarm fires. Nothing retries the
  * run by itself: the next scheduled run fetches the window again (lookback), or a backfill does. Problems that
  * no window can get past (credentials refused, bad configuration) stop the run at once: repeating a refused
- * login for every window only risks the merchant account being locked.
+ * login for every window only risks the merchant account being locked. A refusal is first checked against a rotated
+ * secret (functions/core/connections/run-credentials.ts): if the connection's secret changed since it was read, the
+ * window is retried with the new value, and the refused attempt counts for nothing (no metric, a warning).
  */
 
 /** One connection as a run uses it (functions/core/connections/connection.ts): where to call, and as whom. */
@@ -33,6 +38,11 @@ export interface GatewayConnection {
    * cache: a refused login is retried once with a value changed since it was read (rotation).
    */
   loadSecret(options?: { fresh?: boolean }): Promise<GatewaySecret>;
+  /**
+   * Where its credentials are kept, as a person finds them ('Secrets Manager secret "…"', a secret file): a refusal
+   * names it as the place for the new value. Never the value itself.
+   */
+  readonly credentials?: string;
 }
 
 export interface FetchRunDeps extends FetchWindowDeps {
@@ -106,14 +116,19 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
   const failures: Array<{ window: string; code: FetchOutcome; error: unknown }> = [];
 
   const connection = deps.connectionOf(report.connection);
-  let secret: GatewaySecret;
+  const credentials = new RunCredentials(connection);
   try {
-    secret = await connection.loadSecret();
+    await credentials.load();
   } catch (error) {
     runLogger.error('Could not read the gateway credentials: no window was fetched', { code: codeOf(error), error });
     for (const _ of plan.windows) if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: codeOf(error) });
     throw error;
   }
+  const refusalScope = () => ({
+    connection: connection.name,
+    reports: deps.catalog.reportsOver(connection.name).map((r) => r.id),
+    ...(connection.credentials ? { credentials: connection.credentials } : {}),
+  });
 
   for (const [i, window] of plan.windows.entries()) {
     const label = labels[i]!;
@@ -125,11 +140,14 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
         ? undefined
         : windowBudget(deps.signal, windowShareMs(deps.runDeadlineAt, Date.now(), i, plan.windows.length), label, left);
     try {
-      const result = await fetchWindow({ report, window, endpointUrl: connection.endpointUrl, secret, runId, logger }, { ...deps, signal: budget?.signal ?? deps.signal });
+      const target = { report, window, endpointUrl: connection.endpointUrl, runId, logger };
+      const result = await fetchSigned(target, credentials, { ...deps, signal: budget?.signal ?? deps.signal });
       fetched.push(result);
       logger.info('Window stored', { ...result });
       if (deps.metrics) recordFetch(deps.metrics, dims, { outcome: 'Success', bytes: result.bytes, durationMs: result.durationMs });
-    } catch (error) {
+    } catch (thrown) {
+      // A refusal stops every report over the connection: it says which, and where the new value goes.
+      const error = thrown instanceof AuthenticationRefused ? thrown.within(refusalScope()) : thrown;
       const code = codeOf(error);
       failures.push({ window: label, code, error });
       logger.error('Window failed', { code, error });
@@ -148,4 +166,38 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
   if (failures.length === 1) throw failures[0]!.error;
   if (failures.length > 1) throw new WindowFetchFailures(report.id, failures, plan.windows.length);
   return { runId, reportId: report.id, kind: request.kind, windows: fetched };
+}
+
+/** What fetchWindow is asked for, bar the secret, which the run's credentials supply. */
+type WindowTarget = { report: ReportDefinition; window: ReportWindow; endpointUrl: string; runId: string; logger: Logger };
+
+/**
+ * One window signed with the run's credentials. When the gateway refuses them and the connection's secret has changed
+ * since it was read (a rotation inside the cache), the window is tried once more with the new value: the refused
+ * attempt is then no failure (no metric), only a warning. Any other refusal is thrown as it came.
+ */
+async function fetchSigned(target: WindowTarget, credentials: RunCredentials, deps: FetchWindowDeps): Promise<FetchedWindow> {
+  try {
+    return await fetchWindow({ ...target, secret: credentials.secret }, deps);
+  } catch (error) {
+    if (!(error instanceof AuthenticationRefused)) throw error;
+    const renewal = await credentials.renewAfterRefusal();
+    const refused = { login: error.login, signatureMethod: error.signatureMethod };
+    switch (renewal.outcome) {
+      case 'changed':
+        target.logger.warn(
+          "The gateway refused the credentials read earlier, and the connection's secret has changed since (rotated): retrying this window with the new value",
+          { refused, now: { login: credentials.secret.login } },
+        );
+        return await fetchWindow({ ...target, secret: credentials.secret }, deps);
+      case 'unchanged':
+        target.logger.info("Re-read the connection's secret after the refusal: unchanged, so the refusal stands", refused);
+        throw error;
+      case 'unreadable':
+        target.logger.warn("Could not re-read the connection's secret after the refusal: the refusal stands", { ...refused, error: renewal.error });
+        throw error;
+      case 'already':
+        throw error;
+    }
+  }
 }

@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { Context } from 'aws-lambda';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { loadCatalog } from '../core/definitions/catalog-files.js';
 import type { ReportCatalog } from '../core/definitions/catalog.js';
 import { functionS3Client, requiredEnv } from '../aws/env.js';
 import { logger, metrics } from '../aws/powertools.js';
 import { getGatewaySecret } from '../aws/secrets.js';
 import { deadlineBefore } from './deadline.js';
-import { parseFetchEvent } from './fetch-event.js';
+import { parseFetchEvent, type FetchRequest } from './fetch-event.js';
+import { isSqsEvent, runMessages } from './sqs-runs.js';
 import { fetchWindows, type FetchRunResult, type GatewayConnection } from './fetch-windows.js';
 import { CONNECTIONS_VARIABLE, parseConnectionsVariable, type ConnectionEndpoint } from '../core/connections/connection.js';
 import { ConfigurationError } from '../core/errors.js';
 
 /**
- * The fetch function: EventBridge Scheduler ({reportId, scheduledTime}) or a backfill request
- * ({reportId, from, to}) in, raw report files in the raw bucket out. Everything but reading the
- * environment lives in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
+ * The fetch function: runs in, raw report files in the raw bucket out. A run comes as an SQS message from its
+ * connection's queue (the Scheduler's {reportId, scheduledTime}; sqs-runs.ts), or as a direct invocation: the same
+ * {reportId, scheduledTime}, or a backfill request ({reportId, from, to}). Everything but reading the environment lives
+ * in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
  *
  * Environment: CONNECTIONS (functions/core/connections/connection.ts), RAW_BUCKET, PIPELINE_ENVIRONMENT, PROJECTION_START (+ POWERTOOLS_*).
  * A failed window makes the invocation fail (after the others were tried), with the typed error.
@@ -34,34 +37,72 @@ function connectionOf(name: string): GatewayConnection {
       `Connection "${name}" is not defined in this deployment (it has ${[...connections.byName.keys()].join(', ')}): add it to the environment file and deploy.`,
     );
   }
-  // Cached by Powertools across invocations for SECRET_MAX_AGE_SECONDS.
-  return { name, endpointUrl: endpoint.endpointUrl, loadSecret: () => getGatewaySecret(endpoint.secretName) };
+  // Cached by Powertools across invocations for SECRET_MAX_AGE_SECONDS; `fresh` (after a refusal) reads past it.
+  return {
+    name,
+    endpointUrl: endpoint.endpointUrl,
+    loadSecret: (options) => getGatewaySecret(endpoint.secretName, { fresh: options?.fresh }),
+    credentials: `Secrets Manager secret "${endpoint.secretName}"`,
+  };
 }
 
-export const handler = async (event: unknown, context?: Context): Promise<FetchRunResult> => {
+/** What a run is given besides its request: the invocation's id, deadline and logger. */
+interface RunContext {
+  runId: string;
+  deadline: ReturnType<typeof deadlineBefore> | undefined;
+  logger: Logger;
+}
+
+async function run(request: FetchRequest, ctx: RunContext): Promise<FetchRunResult> {
+  const environment = requiredEnv('PIPELINE_ENVIRONMENT');
+  return fetchWindows(
+    request,
+    {
+      catalog: (catalog ??= loadCatalog()),
+      s3: functionS3Client(),
+      rawBucket: requiredEnv('RAW_BUCKET'),
+      environment,
+      connectionOf,
+      logger: ctx.logger,
+      metrics,
+      signal: ctx.deadline?.signal,
+      runDeadlineAt: ctx.deadline?.at,
+      projection: { start: requiredEnv('PROJECTION_START'), source: `athena.projectionStart of environment "${environment}"` },
+    },
+    ctx.runId,
+  );
+}
+
+/** One SQS message's run: its failure is logged with the message, then fails the message (sqs-runs.ts). */
+async function runMessage(request: FetchRequest, record: SQSRecord, ctx: RunContext): Promise<FetchRunResult> {
+  try {
+    return await run(request, ctx);
+  } catch (error) {
+    ctx.logger.error('Fetch run failed', { runId: ctx.runId, messageId: record.messageId, error });
+    throw error;
+  }
+}
+
+/**
+ * SQS batches from the connection queues get {batchItemFailures} back; a direct invocation (Scheduler, backfill) gets
+ * the run's result, which `reports backfill --deployed` reads.
+ */
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse>;
+export async function handler(event: unknown, context?: Context): Promise<FetchRunResult>;
+export async function handler(event: unknown, context?: Context): Promise<FetchRunResult | SQSBatchResponse> {
   if (context) logger.addContext(context);
   // The Lambda request id ties the raw objects' metadata to this invocation's log lines.
   const runId = context?.awsRequestId ?? randomUUID();
   const deadline = context ? deadlineBefore(context.getRemainingTimeInMillis()) : undefined;
   try {
-    const request = parseFetchEvent(event);
-    const environment = requiredEnv('PIPELINE_ENVIRONMENT');
-    return await fetchWindows(
-      request,
-      {
-        catalog: (catalog ??= loadCatalog()),
-        s3: functionS3Client(),
-        rawBucket: requiredEnv('RAW_BUCKET'),
-        environment,
-        connectionOf,
-        logger,
-        metrics,
-        signal: deadline?.signal,
-        runDeadlineAt: deadline?.at,
-        projection: { start: requiredEnv('PROJECTION_START'), source: `athena.projectionStart of environment "${environment}"` },
-      },
-      runId,
-    );
+    if (isSqsEvent(event)) {
+      return await runMessages(
+        event,
+        (request, record) => runMessage(request, record, { runId, deadline, logger: logger.createChild({ persistentKeys: { messageId: record.messageId } }) }),
+        (untried) => logger.warn('A run of this batch failed: the messages after it were not tried, and fail with it to keep the queue\'s order', { runId, untried }),
+      );
+    }
+    return await run(parseFetchEvent(event), { runId, deadline, logger });
   } catch (error) {
     // fetchWindows logged each window's failure with its window; this line is the invocation's verdict.
     logger.error('Fetch run failed', { runId, error });
@@ -69,4 +110,4 @@ export const handler = async (event: unknown, context?: Context): Promise<FetchR
   } finally {
     deadline?.clear();
   }
-};
+}

@@ -3,8 +3,11 @@ import type { Context } from 'aws-lambda';
 
 /** What handler tests share: fixtures of real event shapes, a Lambda context, and the JSON lines Powertools prints. */
 
-/** test/fixtures/events/<name>, parsed. */
-export function eventFixture<T = unknown>(name: string): T {
+/**
+ * test/fixtures/events/<name>, parsed: `unknown` unless the caller names its type (never inferred from where it goes, so
+ * an overloaded handler picks the overload the caller means).
+ */
+export function eventFixture<T = unknown>(name: string): NoInfer<T> {
   return JSON.parse(readFileSync(new URL(`../fixtures/events/${name}`, import.meta.url), 'utf8')) as T;
 }
 

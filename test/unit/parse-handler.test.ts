@@ -93,7 +93,7 @@ describe('parse-report handler', () => {
   it('an ObjectCreated message: Parquet at the table key, a header-only rejects file, a manifest, metrics', async () => {
     const rows = generateTransactions(LOGIN, day('2026-11-20'), ROWS);
     const raw = await putRaw('2026-11-20', writeReportCsv(REPORT_HEADER, rows, csvOptions), 'csv');
-    const run = await invoke(eventFixture('sqs-s3-object-created.json'), 'req-parse-1');
+    const run = await invoke(eventFixture<SQSEvent>('sqs-s3-object-created.json'), 'req-parse-1');
     assert.equal(run.error, undefined, String(run.error));
     assert.deepEqual(run.result, { batchItemFailures: [] });
 
@@ -145,7 +145,7 @@ describe('parse-report handler', () => {
       date: new Date(Date.UTC(2026, 10, 19)),
     });
     const raw = await putRaw('2026-11-19', pdf, 'pdf');
-    const run = await invoke(eventFixture('sqs-batch-one-bad.json'), 'req-parse-batch');
+    const run = await invoke(eventFixture<SQSEvent>('sqs-batch-one-bad.json'), 'req-parse-batch');
     assert.equal(run.error, undefined, String(run.error));
     assert.deepEqual(run.result, { batchItemFailures: [{ itemIdentifier: '0a6e3f0c-1d2b-4b8e-8f2a-6c1e9d7b5a02' }] });
 
@@ -165,7 +165,7 @@ describe('parse-report handler', () => {
 
   it('s3:TestEvent succeeds without work', async () => {
     const before = await curatedKeys();
-    const run = await invoke(eventFixture('sqs-s3-test-event.json'), 'req-test-event');
+    const run = await invoke(eventFixture<SQSEvent>('sqs-s3-test-event.json'), 'req-test-event');
     assert.deepEqual(run.result, { batchItemFailures: [] });
     assert.deepEqual(await curatedKeys(), before);
     assert.ok(run.lines.some((l) => String(l.message).startsWith('s3:TestEvent')));
