@@ -67,7 +67,7 @@ function scopedRefusal(login: string, method: string, said: string, whatToCheck:
   const reports = scope.reports.length ? scope.reports.map((r) => `"${r}"`).join(', ') : 'none';
   return (
     `The gateway of connection "${scope.connection}" refused to authorise login "${login}" signing with ${method}: it said "${said}". ` +
-    `Every report over this connection stops until it is fixed: ${reports}. Check with that provider ${whatToCheck}, ` +
+    `Every report over this connection stops until it is fixed: ${reports}. Check ${whatToCheck} (with that provider), ` +
     `and that this machine's clock is right; put the new value into the connection's secret${where}. Not retried.`
   );
 }

@@ -8,7 +8,7 @@ import { logger, metrics } from '../aws/powertools.js';
 import { getGatewaySecret } from '../aws/secrets.js';
 import { deadlineBefore } from './deadline.js';
 import { parseFetchEvent, type FetchRequest } from './fetch-event.js';
-import { isSqsEvent, runMessages } from './sqs-runs.js';
+import { isSqsEvent, requestOfMessage, runMessages } from './sqs-runs.js';
 import { fetchWindows, type FetchRunResult, type GatewayConnection } from './fetch-windows.js';
 import { CONNECTIONS_VARIABLE, parseConnectionsVariable, type ConnectionEndpoint } from '../core/connections/connection.js';
 import { ConfigurationError } from '../core/errors.js';
@@ -73,10 +73,10 @@ async function run(request: FetchRequest, ctx: RunContext): Promise<FetchRunResu
   );
 }
 
-/** One SQS message's run: its failure is logged with the message, then fails the message (sqs-runs.ts). */
-async function runMessage(request: FetchRequest, record: SQSRecord, ctx: RunContext): Promise<FetchRunResult> {
+/** One SQS message's run: its failure (a bad body included) is logged with the message, then fails it (sqs-runs.ts). */
+async function runMessage(record: SQSRecord, ctx: RunContext): Promise<FetchRunResult> {
   try {
-    return await run(request, ctx);
+    return await run(requestOfMessage(record), ctx);
   } catch (error) {
     ctx.logger.error('Fetch run failed', { runId: ctx.runId, messageId: record.messageId, error });
     throw error;
@@ -94,18 +94,20 @@ export async function handler(event: unknown, context?: Context): Promise<FetchR
   // The Lambda request id ties the raw objects' metadata to this invocation's log lines.
   const runId = context?.awsRequestId ?? randomUUID();
   const deadline = context ? deadlineBefore(context.getRemainingTimeInMillis()) : undefined;
+  let verdict = 'Fetch run failed';
   try {
     if (isSqsEvent(event)) {
+      verdict = 'Every message of the batch failed: they return to the queue, and past its receive count to the dead-letter queue';
       return await runMessages(
         event,
-        (request, record) => runMessage(request, record, { runId, deadline, logger: logger.createChild({ persistentKeys: { messageId: record.messageId } }) }),
+        (record) => runMessage(record, { runId, deadline, logger: logger.createChild({ persistentKeys: { messageId: record.messageId } }) }),
         (untried) => logger.warn('A run of this batch failed: the messages after it were not tried, and fail with it to keep the queue\'s order', { runId, untried }),
       );
     }
     return await run(parseFetchEvent(event), { runId, deadline, logger });
   } catch (error) {
-    // fetchWindows logged each window's failure with its window; this line is the invocation's verdict.
-    logger.error('Fetch run failed', { runId, error });
+    // fetchWindows logged each window's failure with its window, runMessage each message's; this line is the invocation's verdict.
+    logger.error(verdict, { runId, error });
     throw error;
   } finally {
     deadline?.clear();

@@ -55,19 +55,20 @@ export function requestOfMessage(record: SQSRecord): FetchRequest {
 const untried = (e: unknown) => e instanceof SqsFifoShortCircuitError || e instanceof SqsFifoMessageGroupShortCircuitError;
 
 /**
- * Runs each message of the batch with `run`, in order; returns the messages to retry (batchItemFailures), or throws
- * when all failed. `run` logs its own failure; this adds only which messages were left untried.
+ * Runs each message of the batch with `run` (which reads it with requestOfMessage and logs its own failure), in
+ * order; returns the messages to retry (batchItemFailures), or throws when all failed. `onUntried` hears which were
+ * left untried.
  */
 export async function runMessages(
   event: SQSEvent,
-  run: (request: FetchRequest, record: SQSRecord) => Promise<unknown>,
+  run: (record: SQSRecord) => Promise<unknown>,
   onUntried: (messageIds: string[]) => void,
 ): Promise<SQSBatchResponse> {
   // One processor per batch: it holds the batch's state.
   const processor = new SqsFifoPartialProcessorAsync();
   let response: SQSBatchResponse;
   try {
-    response = await processPartialResponse(event, (record: SQSRecord) => run(requestOfMessage(record), record), processor);
+    response = await processPartialResponse(event, (record: SQSRecord) => run(record), processor);
   } catch (error) {
     if (!(error instanceof FullBatchFailureError)) throw error;
     // FIFO: the first message's run failed, and every later one was left untried.

@@ -118,8 +118,11 @@ export interface World {
   chain: { enabled: boolean };
   /** A simulator with the suite's accounts; closed at the end of the suite. */
   simulator(options?: SimulatorOptions): Promise<Simulator>;
-  /** Points the fetch handler at `sim` (CONNECTIONS) with `secret` in the mocked Secrets Manager. */
-  useGateway(sim: Simulator, secret?: GatewaySecret): void;
+  /**
+   * Points the fetch handler at `sim` (CONNECTIONS) with `secret` in the mocked Secrets Manager; several values are
+   * answered in turn, the last for ever (a rotation between two reads).
+   */
+  useGateway(sim: Simulator, secret?: GatewaySecret | GatewaySecret[]): void;
   /** Runs `fn` capturing its JSON lines (for the leak guard too) and waits for the chain to settle. */
   capture<T>(label: string, fn: () => Promise<T>): Promise<Run<T>>;
   /** The fetch function's handler as Lambda calls it, then the parse its raw object caused. */
@@ -231,7 +234,10 @@ async function startWorld(): Promise<World> {
       process.env.CONNECTIONS = gatewayAt(sim.url);
       clearGatewaySecretCache();
       sm.reset();
-      sm.on(GetSecretValueCommand, { SecretId: SECRET_NAME }).resolves({ SecretString: JSON.stringify(secret) });
+      const values = Array.isArray(secret) ? secret : [secret];
+      let stub = sm.on(GetSecretValueCommand, { SecretId: SECRET_NAME });
+      for (const value of values.slice(0, -1)) stub = stub.resolvesOnce({ SecretString: JSON.stringify(value) });
+      stub.resolves({ SecretString: JSON.stringify(values.at(-1)) });
     },
     capture,
     fetch: (event, requestId) => capture(`fetch handler ${requestId}`, () => fetchHandler(event, lambdaContext(requestId, 'paynet-reports-reliability-fetch'))),

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import dc from 'node:diagnostics_channel';
 import { createServer, request as httpRequest, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,10 +7,11 @@ import { describe } from 'node:test';
 import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { AuthenticationRefused, InsecureEndpoint, UnexpectedAnswer } from '../../functions/core/errors.js';
 import { parseAuthorizationHeader, signRequest } from '../../functions/core/gateway/oauth.js';
+import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
 import { logger } from '../../functions/aws/powertools.js';
 import { NOT_AUTHORISED_MESSAGE, type Simulator } from '../../local/simulator/index.js';
 import { REPLAY_HEADER, leakGuard } from '../helpers/leak-guard.js';
-import { assertLoadedOnce, assertNothingStored, fetchOutcomes, loadedParse, simulatorIds, withoutJitter } from './expect.js';
+import { assertLoadedOnce, assertNothingStored, fetchOutcomes, loadedParse, logLine, simulatorIds, withoutJitter } from './expect.js';
 import { backfillOf, day, gatewayAt, getWorld, it, report } from './harness.js';
 
 /**
@@ -155,7 +156,7 @@ describe('reliability: security', () => {
       const date = skewSeconds > 0 ? '2026-04-02' : '2026-04-03';
       const run = await w.fetch(backfillOf(date), `stale-${method}`);
       assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
-      assert.match(run.error.message, /and that this machine's clock is right\. Not retried\.$/);
+      assert.match(run.error.message, /and that this machine's clock is right; put the new value into the connection's secret, Secrets Manager secret "[^"]+"\. Not retried\.$/);
       assert.deepEqual(sim.requests.map((r) => [r.outcome, r.detail]), [['refused', 'stale-timestamp']]);
       assert.deepEqual(fetchOutcomes(run), ['AuthenticationRefused']);
       await assertNothingStored(w, date);
@@ -169,6 +170,24 @@ describe('reliability: security', () => {
     const date = '2026-04-04';
     const run = await w.fetch(backfillOf(date), 'skew-within');
     assert.equal(run.error, undefined, String(run.error));
+    loadedParse(run, date);
+    await assertLoadedOnce(w, date, w.expectedReport(w.rsa.login, date, ROWS), simulatorIds(w.rsa.login, date, ROWS));
+  });
+
+  it('an RSA key pair rotated inside the secret cache: refused once, re-read, retried with the new key, loaded once; no refusal metric, neither key leaks', async () => {
+    const w = await getWorld();
+    const sim = await w.simulator({ rowsPerDay: ROWS });
+    // The old pair, which the provider no longer holds, is what this container read and cached.
+    const old = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const before: GatewaySecret = { login: w.rsa.login, signatureMethod: 'RSA-SHA256', privateKeyPem: old.privateKey };
+    leakGuard.gatewaySecret('the RSA key rotated away', before);
+    w.useGateway(sim, [before, w.rsa]);
+    const date = '2026-04-08';
+    const run = await w.fetch(backfillOf(date), 'rotated-rsa');
+    assert.equal(run.error, undefined, String(run.error));
+    assert.deepEqual(sim.requests.map((r) => [r.outcome, r.detail ?? '']), [['refused', 'bad-signature'], ['report', '']]);
+    assert.deepEqual(fetchOutcomes(run), ['Success']);
+    logLine(run, /secret has changed since \(rotated\): retrying this window with the new value/);
     loadedParse(run, date);
     await assertLoadedOnce(w, date, w.expectedReport(w.rsa.login, date, ROWS), simulatorIds(w.rsa.login, date, ROWS));
   });

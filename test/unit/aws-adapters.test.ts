@@ -72,6 +72,15 @@ describe('getGatewaySecret (Secrets Manager through Powertools parameters)', () 
     assert.equal(sm.commandCalls(GetSecretValueCommand).length, 2);
   });
 
+  it('fresh reads past the cache and keeps what it read for the next calls (a rotated value, seen after a refusal)', async () => {
+    const rotated = JSON.stringify({ login: 'merchant-1', controlKey: 'the-rotated-control-key' });
+    sm.on(GetSecretValueCommand, { SecretId: 'paynet/dev' }).resolvesOnce({ SecretString: hmacSecret }).resolves({ SecretString: rotated });
+    assert.equal((await getGatewaySecret('paynet/dev')).login, 'merchant-1');
+    assert.deepEqual(await getGatewaySecret('paynet/dev', { fresh: true }), { login: 'merchant-1', controlKey: 'the-rotated-control-key' });
+    assert.deepEqual(await getGatewaySecret('paynet/dev'), { login: 'merchant-1', controlKey: 'the-rotated-control-key' });
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 2, 'the call after the fresh read came from the cache');
+  });
+
   it('reads a binary secret as UTF-8 JSON', async () => {
     sm.on(GetSecretValueCommand).resolves({ SecretBinary: new TextEncoder().encode(hmacSecret) });
     assert.equal((await getGatewaySecret('paynet/bin')).login, 'merchant-1');
