@@ -20,7 +20,8 @@ import { ConfigurationError } from '../core/errors.js';
  * in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
  *
  * Environment: CONNECTIONS (functions/core/connections/connection.ts), RAW_BUCKET, PIPELINE_ENVIRONMENT, PROJECTION_START (+ POWERTOOLS_*).
- * A failed window makes the invocation fail (after the others were tried), with the typed error.
+ * A failed window fails the run (after the others were tried) with the typed error: its message from a queue, or the
+ * direct invocation.
  */
 
 // Loaded once per container: the definitions are bundled, not read per invocation.

@@ -141,6 +141,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
     const runLines = (run: typeof a) => run.lines.filter((l) => l.message === 'Window stored');
     assert.deepEqual(new Set(runLines(a).map((l) => `${l.connection} ${l.messageId}`)), new Set(['default 3c1d6a52-9e0b-4f7a-8d21-6b5e4c3a2f01']));
     assert.deepEqual(new Set(runLines(b).map((l) => l.connection)), new Set(['provider-b']));
+    assert.equal(runLines(b)[0]!.function_request_id, 'req-queue-b', 'the Lambda context is on the lines');
     assert.ok(!`${a.text}${b.text}`.includes((secretA as { controlKey: string }).controlKey));
     assert.ok(!b.text.includes('PRIVATE KEY'));
   });
@@ -171,6 +172,21 @@ describe('fetch-report handler: runs from the connection queues', () => {
     const next = await captureJsonLines(() => handler(eventFixture<SQSEvent>('sqs-fetch-run.json'), lambdaContext('req-rotated-next')));
     assert.equal(next.error, undefined, String(next.error));
     assert.equal(secretReads('default'), 2);
+  });
+
+  it('a changed secret that is refused too: two requests, one refusal counted, the run stops', async () => {
+    const wrong = (tag: string) => ({ login: 'provider-a-merchant', controlKey: `${tag}-${randomBytes(18).toString('base64url')}` });
+    const [first, second] = [wrong('first'), wrong('second')];
+    useSecrets({ default: [first, second] });
+    const from = simA.requests.length;
+    const run = await captureJsonLines(() => handler(eventFixture<SQSEvent>('sqs-fetch-run.json'), lambdaContext('req-refused-twice')));
+    assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
+    assert.match(run.error.message, /^The gateway of connection "default" refused to authorise login "provider-a-merchant" signing with HMAC-SHA1: .*: "transactions"\. /);
+    assert.deepEqual(simA.requests.slice(from).map((r) => r.outcome), ['refused', 'refused'], 'the new value was tried once, and no other window');
+    assert.equal(secretReads('default'), 2, 'the secret is re-read once per run, not after the second refusal');
+    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['AuthenticationRefused']);
+    assert.deepEqual(await rawKeys(), []);
+    for (const key of [first.controlKey, second.controlKey]) assert.ok(!run.text.includes(key) && !run.error.message.includes(key));
   });
 
   it('an unchanged secret: refused once, not retried; the error names connection, login, method and its reports, never the key', async () => {
