@@ -19,9 +19,8 @@ import { windowBudget, windowShareMs } from './window-budget.js';
  * their own dependencies (S3 client, secret loader, clock, gateway endpoint).
  *
  * Failure policy: a failed window does not stop the others (each overwrites only its own key), but the run
- * fails at the end: the invocation's error sends the event to the failed-runs queue (Lambda's on-failure
- * destination; the function allows no Lambda retries) and the "fetch errors" alarm fires. Nothing retries the
- * run by itself: the next scheduled run fetches the window again (lookback), or a backfill does. Problems that
+ * fails at the end: its message moves from its connection's queue to the dead-letter queue (received once;
+ * sqs-runs.ts), or a direct invocation fails, and the "fetch errors" alarm fires. Nothing retries the run by itself: the next scheduled run fetches the window again (lookback), or a backfill does. Problems that
  * no window can get past (credentials refused, bad configuration) stop the run at once: repeating a refused
  * login for every window only risks the merchant account being locked. A refusal is first checked against a rotated
  * secret (functions/core/connections/run-credentials.ts): if the connection's secret changed since it was read, the
