@@ -117,7 +117,7 @@ program
 
 program
   .command('json-schema')
-  .description('regenerate config/report-definition.schema.json from the validator (editors complete report files with it)')
+  .description('regenerate config/report-definition.schema.json and config/environment.schema.json from the validators (editors complete report and environment files with them)')
   .action(async () => {
     const { runJsonSchemaCommand } = await import('../local/cli/json-schema.js');
     await runJsonSchemaCommand();

@@ -17,7 +17,7 @@ import { DEFAULT_PROJECTION_START, isProjectionDate } from '../../functions/core
  */
 
 /** The retention periods CloudWatch Logs accepts (PutRetentionPolicy). */
-const LOG_RETENTION_DAYS = [
+export const LOG_RETENTION_DAYS = [
   1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
 ] as const;
 
