@@ -90,13 +90,14 @@ program
 
 program
   .command('check')
-  .description('one signed request per report, nothing stored: prints what the gateway answered and whether a run would load it')
-  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
-  .option('--all', 'check every report of the catalog')
+  .description('one signed request per connection (or per report), nothing stored: prints what each gateway answered, whether a run would load it, and a verdict line per connection')
+  .option('--report <id>', 'check this report only (over its connection); default: one report of each connection')
+  .option('--all', 'check every report of each connection')
+  .option('--connection <name>', 'check this connection only (of the environment, or of the catalog)')
   .option('--from <date>', 'window start (YYYY-MM-DD); default: the last complete window')
-  .option('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine), with --secret-file')
+  .option('--gateway-url <url>', 'full endpoint URL (…/services/v2/rpt-engine), with --secret-file; default: the embedded simulator, one per connection')
   .option('--secret-file <file>', SECRET_FILE_HELP)
-  .option('--environment <name>', 'endpoint from config/environments/<name>.json, credentials from its Secrets Manager secret (your AWS credentials)')
+  .option('--environment <name>', 'every connection of config/environments/<name>.json: its endpoint, and the credentials from its Secrets Manager secret (your AWS credentials)')
   .option('--json', 'print the results as JSON')
   .addOption(bodySigningOption())
   .action(async (opts) => {

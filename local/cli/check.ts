@@ -1,27 +1,25 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
-import { environmentOf, readEnvironmentSource } from '../../lib/environment/environments.js';
 import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { CsvRecordReader } from '../../functions/core/csv/records.js';
-import { ConfigurationError, isPipelineError, UnexpectedAnswer } from '../../functions/core/errors.js';
+import { isPipelineError, UnexpectedAnswer, type PipelineError } from '../../functions/core/errors.js';
 import { escapeControls, expectationOf, headerLine } from '../../functions/core/gateway/answer.js';
 import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../../functions/core/gateway/client.js';
-import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
 import type { BodySigningRule } from '../../functions/core/gateway/oauth.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
+import { signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
-import { getGatewaySecret } from '../../functions/aws/secrets.js';
-import { readSecretFile } from '../args/secret-file.js';
+import { resolveTargets, type CheckTarget } from './check-targets.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
  * request per report for its last complete window (or --from), nothing stored, and what came back told
  * field by field with a verdict: "OK: this answer would load", or what to fix. No retries: the point is to
  * see the gateway's own answer. Never prints a key or a signature (the client redacts echoed signatures).
+ *
+ * Per connection (functions/core/connections/connection.ts): each is its own gateway and login, so each is checked
+ * with one of its reports (--all: every one) and gets a verdict line of its own: with --environment every connection
+ * the environment defines, or --connection NAME only.
  */
 
 export interface CheckOptions {
@@ -31,8 +29,10 @@ export interface CheckOptions {
   from?: string;
   gatewayUrl?: string;
   secretFile?: string;
-  /** Take the endpoint from config/environments/<name>.json and the credentials from its Secrets Manager secret. */
+  /** Take the endpoints from config/environments/<name>.json and the credentials from their Secrets Manager secrets. */
   environment?: string;
+  /** Only this connection: of the environment, or of the catalog (the simulator, or what --gateway-url is for). */
+  connection?: string;
   json?: boolean;
   bodySigning?: BodySigningRule;
 }
@@ -53,13 +53,21 @@ export interface HeaderDiff {
 }
 
 export interface CheckResult {
-  report: string;
+  /** The connection the request went over (the report's). */
+  connection: string;
+  /** Absent when no report of the catalog names the connection: nothing was requested. */
+  report?: string;
   /** "start/end" wall clock in the report's zone, end exclusive. */
-  window: string;
+  window?: string;
   /** Origin and path of the endpoint. */
   url: string;
-  login: string;
-  signatureMethod: string;
+  /** Where the credentials came from: a Secrets Manager secret (--environment), a file, or the simulator's test account. */
+  credentials: string;
+  /** The Secrets Manager secret (--environment). */
+  secretName?: string;
+  /** Absent when the secret could not be read. */
+  login?: string;
+  signatureMethod?: string;
   status?: number;
   contentType?: string;
   contentCoding?: string;
@@ -78,50 +86,7 @@ export interface CheckResult {
   error?: { code: string; message: string };
 }
 
-const DEFAULT_ENVIRONMENTS = new URL('../../config/environments/', import.meta.url);
 const OK = 'OK: this answer would load';
-
-interface Target {
-  endpointUrl: string;
-  secret: GatewaySecret;
-  close?: () => Promise<void>;
-  source: string;
-}
-
-/** Where to call and as whom: --gateway-url with --secret-file, --environment, or the embedded simulator. */
-async function resolveTarget(opts: CheckOptions, deps: CheckDeps): Promise<Target> {
-  if (opts.environment && (opts.gatewayUrl || opts.secretFile)) {
-    throw new ConfigurationError('--environment takes the endpoint and the credentials from the environment: leave out --gateway-url and --secret-file.');
-  }
-  if (opts.environment) {
-    if (!/^[a-z][a-z0-9-]{0,11}$/.test(opts.environment)) {
-      throw new ConfigurationError(`--environment "${opts.environment}" is not an environment name (config/environments/<name>.json).`);
-    }
-    const label = `config/environments/${opts.environment}.json`;
-    const file = fileURLToPath(new URL(`${opts.environment}.json`, deps.environmentsDir ?? DEFAULT_ENVIRONMENTS));
-    if (!existsSync(file)) throw new ConfigurationError(`Cannot read ${label}: there is no such file (an environment is a file config/environments/<name>.json).`);
-    // Read as the synth reads it: a syntax error with its line and column, every bad field, the name matching the file.
-    const env = environmentOf(readEnvironmentSource(file, label));
-    // One connection for now: the first.
-    const connection = env.connections[0]!;
-    validateGatewayUrl(connection.gateway.endpointUrl, 'gateway.endpointUrl');
-    const region = env.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
-    const provider = new SecretsProvider(region ? { clientConfig: { region } } : {});
-    const secret = await getGatewaySecret(connection.secret.name, { provider, maxAgeSeconds: 0 });
-    return { endpointUrl: connection.gateway.endpointUrl, secret, source: `environment "${env.name}", secret "${connection.secret.name}"` };
-  }
-  if (opts.gatewayUrl || opts.secretFile) {
-    if (!opts.gatewayUrl || !opts.secretFile) {
-      throw new ConfigurationError('--gateway-url and --secret-file go together (or use --environment NAME).');
-    }
-    validateGatewayUrl(opts.gatewayUrl);
-    return { endpointUrl: opts.gatewayUrl, secret: await readSecretFile(opts.secretFile), source: `secret file ${opts.secretFile}` };
-  }
-  const { startSimulator, testSecretOf } = await import('../simulator/index.js');
-  // The embedded simulator serves every report of the catalog, as `npm start`'s does.
-  const sim = await startSimulator({ reports: (deps.catalog ?? loadCatalog()).reports });
-  return { endpointUrl: sim.url, secret: testSecretOf(sim.credentials, DEFAULT_SIGNATURE_METHOD), close: () => sim.close(), source: 'the embedded simulator' };
-}
 
 function windowFor(report: ReportDefinition, from: string | undefined, now: Date): ReportWindow {
   return from ? windowAt(parseLocalDateTime(from), parseWindowSize(report.window)) : windowsStartingIn(report, {}, now)[0]!;
@@ -151,19 +116,39 @@ const fixFor = (code: string, method: SignatureMethod): string =>
     ? `the gateway refused the login: check ${SIGNING[method].whenRefused} (${method}), and the clock`
     : (FIX_BY_CODE[code] ?? 'see the message');
 
-async function checkOne(report: ReportDefinition, target: Target, opts: CheckOptions, deps: CheckDeps): Promise<CheckResult> {
-  const now = deps.now ?? (() => new Date());
-  const window = windowFor(report, opts.from, now());
-  const url = new URL(target.endpointUrl);
-  const result: CheckResult = {
-    report: report.id,
-    window: `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}`,
-    url: `${url.origin}${url.pathname}`,
-    login: target.secret.login,
-    signatureMethod: signatureMethodOf(target.secret),
+/** What a result of the target says before any request: the connection, where, and as whom. */
+function resultOf(target: CheckTarget, report: ReportDefinition | undefined, window: ReportWindow | undefined): CheckResult {
+  const url = target.endpointUrl ? new URL(target.endpointUrl) : undefined;
+  return {
+    connection: report?.connection ?? target.connection,
+    ...(report ? { report: report.id } : {}),
+    ...(window ? { window: `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}` } : {}),
+    url: url ? `${url.origin}${url.pathname}` : '',
+    credentials: target.credentials,
+    ...(target.secretName ? { secretName: target.secretName } : {}),
+    ...(target.secret ? { login: target.secret.login, signatureMethod: signatureMethodOf(target.secret) } : {}),
     ok: false,
     verdict: '',
   };
+}
+
+/** A connection not requested: its secret unreadable (NOT OK), or no report to request with (not a failure). */
+function unrequested(target: CheckTarget, report: ReportDefinition | undefined, problem: PipelineError | undefined, opts: CheckOptions, now: Date): CheckResult {
+  const result = resultOf(target, report, report ? windowFor(report, opts.from, now) : undefined);
+  if (problem) {
+    result.error = { code: problem.code, message: problem.message };
+    result.verdict = `NOT OK: ${problem.code}: the credentials could not be read: ${FIX_BY_CODE[problem.code] ?? 'see the message'}`;
+  } else {
+    result.ok = true;
+    result.verdict = 'NOT CHECKED: no report of the catalog names this connection, so nothing would be requested over it';
+  }
+  return result;
+}
+
+async function checkOne(report: ReportDefinition, target: CheckTarget & { endpointUrl: string; secret: GatewaySecret }, opts: CheckOptions, deps: CheckDeps): Promise<CheckResult> {
+  const now = deps.now ?? (() => new Date());
+  const window = windowFor(report, opts.from, now());
+  const result = resultOf(target, report, window);
   const onEvent = (e: GatewayEvent) => {
     if (e.type === 'response') {
       Object.assign(result, { status: e.status, contentType: e.contentType, contentCoding: e.contentCoding, timeToFirstByteMs: e.elapsedMs });
@@ -238,18 +223,27 @@ async function checkOne(report: ReportDefinition, target: Target, opts: CheckOpt
   return result;
 }
 
-/** Checks the chosen reports, one request each; the target (simulator, file, environment) is set up once. */
+/**
+ * Checks each connection with its chosen reports, one request each, one connection after the other: the targets
+ * (simulators, file, environment) are set up once and closed at the end.
+ */
 export async function checkReports(opts: CheckOptions, deps: CheckDeps = {}): Promise<CheckResult[]> {
   const catalog = deps.catalog ?? loadCatalog();
-  if (opts.all && opts.report) throw new ConfigurationError('--report and --all exclude each other.');
-  const reports = opts.all ? catalog.reports : [catalog.chosen(opts.report, '--report ID or --all')];
-  const target = await resolveTarget(opts, { ...deps, catalog });
+  const { targets, close } = await resolveTargets(opts, catalog, deps.environmentsDir);
+  const now = () => (deps.now ?? (() => new Date()))();
   try {
     const results: CheckResult[] = [];
-    for (const report of reports) results.push(await checkOne(report, target, opts, deps));
+    for (const target of targets) {
+      const { endpointUrl, secret, problem } = target;
+      if (!target.reports.length) results.push(unrequested(target, undefined, undefined, opts, now()));
+      for (const report of target.reports) {
+        if (problem || !endpointUrl || !secret) results.push(unrequested(target, report, problem, opts, now()));
+        else results.push(await checkOne(report, { ...target, endpointUrl, secret }, opts, deps));
+      }
+    }
     return results;
   } finally {
-    await target.close?.();
+    await close();
   }
 }
 
@@ -258,8 +252,10 @@ const n = (v: number) => v.toLocaleString('en-US');
 /** The human-readable lines of one result. */
 export function formatCheckResult(r: CheckResult, report?: ReportDefinition): string[] {
   const row = (label: string, value: string) => `  ${`${label}:`.padEnd(20)}${value}`;
-  const lines = [`Report "${r.report}", window ${r.window}`, row('URL', r.url), row('Login', `"${r.login}"`), row('Signature method', r.signatureMethod)];
-  lines.push(row('HTTP status', r.status === undefined ? '(no answer)' : String(r.status)));
+  const lines = [r.report ? `Report "${r.report}", window ${r.window}` : `Connection "${r.connection}"`, row('Connection', r.connection), row('URL', r.url)];
+  lines.push(row('Credentials', r.credentials));
+  if (r.login !== undefined) lines.push(row('Login', `"${r.login}"`), row('Signature method', r.signatureMethod ?? '?'));
+  if (r.report) lines.push(row('HTTP status', r.status === undefined ? '(no answer)' : String(r.status)));
   if (r.status !== undefined) {
     lines.push(row('Content type', r.contentType ? r.contentType : '(none)'));
     lines.push(row('Content coding', `${r.contentCoding ?? 'identity'}${r.wireBytes !== undefined ? ` (${n(r.wireBytes)} bytes on the wire)` : ''}`));
@@ -281,6 +277,26 @@ export function formatCheckResult(r: CheckResult, report?: ReportDefinition): st
   return lines;
 }
 
+/**
+ * One verdict line per connection, in the order checked: where, as whom (never the key), which reports were
+ * requested and what came back; a connection of several reports is OK only when each is.
+ */
+export function formatConnectionVerdicts(results: readonly CheckResult[]): string[] {
+  const byConnection = new Map<string, CheckResult[]>();
+  for (const r of results) byConnection.set(r.connection, [...(byConnection.get(r.connection) ?? []), r]);
+  return [...byConnection].map(([connection, rs]) => {
+    const first = rs[0]!;
+    const who = first.login === undefined ? first.credentials : `${first.credentials}, login "${first.login}" (${first.signatureMethod})`;
+    const checked = rs.filter((r) => r.report);
+    const failed = checked.filter((r) => !r.ok);
+    let what: string;
+    if (!checked.length) what = first.verdict;
+    else if (failed.length) what = failed.map((r) => `report ${r.report}: ${r.verdict}`).join('; ');
+    else what = `${checked.length === 1 ? 'report' : 'reports'} ${checked.map((r) => r.report).join(', ')}: ${OK}`;
+    return `  ${(failed.length ? 'NOT OK' : 'OK').padEnd(7)}${connection}: ${first.url || '(no endpoint)'}, ${who}; ${what}`;
+  });
+}
+
 /** The command: prints each result (or JSON) and returns the exit code: 0 only when every answer would load. */
 export async function runCheckCommand(opts: CheckOptions, print: (line: string) => void = (l) => console.log(l), deps: CheckDeps = {}): Promise<number> {
   // As in runLocal: the SDK's Node 22 notice would land in the middle of the printed answers.
@@ -292,8 +308,11 @@ export async function runCheckCommand(opts: CheckOptions, print: (line: string) 
   } else {
     for (const [i, r] of results.entries()) {
       if (i > 0) print('');
-      formatCheckResult(r, catalog.get(r.report)).forEach((l) => print(l));
+      formatCheckResult(r, r.report ? catalog.get(r.report) : undefined).forEach((l) => print(l));
     }
+    print('');
+    print('Connections:');
+    formatConnectionVerdicts(results).forEach((l) => print(l));
   }
   return results.every((r) => r.ok) ? 0 : 1;
 }
