@@ -2,25 +2,28 @@ import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQu
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { PLACEHOLDER_SECRET, stackName } from '../../functions/core/naming.js';
+import { stackName } from '../../functions/core/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
-import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/gateway/secret.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/lake/s3-keys.js';
 import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/definitions/table-schema.js';
 import { parseWindowSize } from '../../functions/core/time/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
+import { checkConnectionSecret, connectionItem, lastRefusals, type ReportLoad, type StatusConnection } from './status-connections.js';
+import { DOCS, errorName, formatAge, OPERATIONS, unknown, type StatusItem } from './status-items.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
  * what is left to do. Reads the stack's outputs (and prints the egress IPs to allow-list when the stack has them), then
- * one check per item: the secret no longer holds the
- * placeholder, alarm subscriptions confirmed, schedules enabled, the newest load of each report (outcome, age),
- * messages waiting in each dead-letter queue, and one query per report through the workgroup that reads every
+ * one check per item: alarm subscriptions confirmed, schedules enabled; per connection (local/cli/status-connections.ts)
+ * its reports with their newest load and its newest refusal, its secret (named by the environment file) no longer
+ * holding the placeholder, and the newest load of each of its reports (outcome, age); messages waiting in each
+ * dead-letter queue, and one query per report through the workgroup that reads every
  * value of the newest `dt`, and the data checks' findings of the last days' loads. A check that cannot be made (no permission, a throttled call) says so and the others
  * still run. The secret's value is read only to compare it with the placeholder: it is never printed.
  *
@@ -34,15 +37,7 @@ import { deployedStaleItem } from '../lake/stale-notice.js';
  * decimal's sum, where a wrong scale or unit shows. A PDF report has no table: nothing to read.
  */
 
-export type Verdict = 'OK' | 'TODO' | 'UNKNOWN';
-
-export interface StatusItem {
-  /** What is checked, e.g. "secret", "schedule transactions". */
-  item: string;
-  verdict: Verdict;
-  /** What was found, and for TODO or UNKNOWN what to do. */
-  detail: string;
-}
+export type { StatusItem, Verdict } from './status-items.js';
 
 export interface StatusClients {
   cloudFormation: CloudFormationClient;
@@ -52,6 +47,7 @@ export interface StatusClients {
   s3: S3Client;
   sqs: SQSClient;
   athena: AthenaClient;
+  cloudWatch: CloudWatchClient;
 }
 
 export interface StatusReport {
@@ -64,6 +60,8 @@ export interface StatusInput {
   environment: string;
   /** The reports of the catalog: id, window ("P1D") and columns (the definition's, which the Glue table is generated from). */
   reports: ReadonlyArray<StatusReport>;
+  /** The environment's connections: each one's secret (by name) and reports. */
+  connections: ReadonlyArray<StatusConnection>;
   /** The environment's freshnessGraceHours: a newest load older than window + grace is late. */
   freshnessGraceHours: number;
   clients: StatusClients;
@@ -72,26 +70,6 @@ export interface StatusInput {
   sleep?: (ms: number) => Promise<void>;
   /** How long to wait for each report's query. */
   queryTimeoutMs?: number;
-}
-
-/** The text the stack writes into every field of a created secret. */
-const PLACEHOLDER = PLACEHOLDER_SECRET.login;
-const DOCS = 'docs/deploy.md';
-const OPERATIONS = 'docs/operations.md';
-
-const errorName = (e: unknown) => (e instanceof Error ? e.name : 'Error');
-const errorText = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
-const unknown = (item: string, e: unknown, need: string): StatusItem => ({
-  item,
-  verdict: 'UNKNOWN',
-  detail: `could not check (${errorText(e)}); your credentials need ${need}`,
-});
-
-function formatAge(ms: number): string {
-  const hours = ms / 3_600_000;
-  if (hours < 1) return `${Math.max(0, Math.round(ms / 60_000))} min`;
-  if (hours < 48) return `${Math.round(hours)} h`;
-  return `${Math.round(hours / 24)} days`;
 }
 
 async function stackOutputs(input: StatusInput): Promise<{ items: StatusItem[]; outputs?: Record<string, string> }> {
@@ -129,35 +107,6 @@ async function stackOutputs(input: StatusInput): Promise<{ items: StatusItem[]; 
     items: [{ item: 'stack', verdict: ok ? 'OK' : 'TODO', detail: ok ? `${name} is ${status}` : `${name} is ${status}: see its events in the CloudFormation console` }],
     outputs,
   };
-}
-
-async function checkSecret(input: StatusInput, arn: string): Promise<StatusItem> {
-  const item = 'secret';
-  let value: string | undefined;
-  try {
-    value = (await input.clients.secrets.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString;
-  } catch (e) {
-    if (errorName(e) === 'ResourceNotFoundException') return { item, verdict: 'TODO', detail: `the secret ${arn} does not exist: create it (secret.mode "existing") or deploy with mode "create"` };
-    return unknown(item, e, 'secretsmanager:GetSecretValue and kms:Decrypt on its key');
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value ?? '');
-  } catch {
-    return { item, verdict: 'TODO', detail: `the secret is not JSON: put ${SECRET_SHAPES} (${DOCS}, step 5)` };
-  }
-  const fields = parsed && typeof parsed === 'object' ? Object.values(parsed as Record<string, unknown>) : [];
-  if (fields.some((v) => v === PLACEHOLDER)) {
-    return { item, verdict: 'TODO', detail: `still holds the placeholder (${PLACEHOLDER}): every fetch fails AuthenticationRefused until you put the credentials (${DOCS}, step 5)` };
-  }
-  try {
-    // As the fetch function reads it: a misspelled or missing field is named here, not at the first run. Never a value.
-    parseGatewaySecret(value ?? '', 'the secret');
-  } catch (e) {
-    if (!(e instanceof ConfigurationError)) throw e;
-    return { item, verdict: 'TODO', detail: `${e.message} (${DOCS}, step 5)` };
-  }
-  return { item, verdict: 'OK', detail: 'holds credentials, not the placeholder (the value is not shown)' };
 }
 
 async function checkSubscriptions(input: StatusInput, topicArn: string): Promise<StatusItem> {
@@ -523,7 +472,7 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
 }
 
 /** The stack outputs the checks below read (lib/reports-pipeline-stack.ts writes them). */
-export const REQUIRED_OUTPUTS = ['GatewaySecretArn', 'AlarmTopicArn', 'ScheduleGroupName', 'CuratedBucketName', 'AthenaWorkGroupName', 'GlueDatabaseName'] as const;
+export const REQUIRED_OUTPUTS = ['AlarmTopicArn', 'ScheduleGroupName', 'CuratedBucketName', 'AthenaWorkGroupName', 'GlueDatabaseName'] as const;
 
 export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const { items, outputs } = await stackOutputs(input);
@@ -538,8 +487,10 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     ];
   }
   const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
-  const [secret, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
-    checkSecret(input, need('GatewaySecretArn')),
+  const now = (input.now ?? (() => new Date()))();
+  const [secrets, refusals, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
+    Promise.all(input.connections.map((c) => checkConnectionSecret(input.clients.secrets, c, now))),
+    lastRefusals(input.clients.cloudWatch, input.environment, input.reports.map((r) => r.id), now).catch((error: unknown) => ({ error })),
     checkSubscriptions(input, need('AlarmTopicArn')),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),
@@ -558,7 +509,36 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   );
   const egress = outputs.EgressIps ? [egressItem(outputs.EgressIps)] : [];
   const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
-  return [...items, ...egress, secret, subscriptions, ...schedules, ...loads.map((l) => l.item), ...stale, ...deadLetters, ...counts, ...findings];
+  const byConnection = connectionGroups(input, now, secrets, refusals, loads);
+  return [...items, ...egress, subscriptions, ...schedules, ...byConnection, ...stale, ...deadLetters, ...counts, ...findings];
+}
+
+/**
+ * Per connection, together: its line (reports, newest load, newest refusal), its secret, and its reports' newest
+ * loads. A report no connection lists (none, once the catalog is checked) keeps its line after them.
+ */
+function connectionGroups(
+  input: StatusInput,
+  now: Date,
+  secrets: readonly StatusItem[],
+  refusals: Map<string, Date> | { error: unknown },
+  loads: ReadonlyArray<{ item: StatusItem; newest?: NewestLoad }>,
+): StatusItem[] {
+  const reportLoads: ReportLoad[] = input.reports.flatMap((r, i) => {
+    const newest = loads[i]!.newest;
+    return newest ? [{ report: r.id, dt: newest.dt, outcome: newest.outcome, finishedAt: newest.finishedAt }] : [];
+  });
+  const loadItem = new Map(input.reports.map((r, i) => [r.id, loads[i]!.item]));
+  const grouped = input.connections.flatMap((c, i) => [
+    connectionItem(input.environment, c, reportLoads, refusals, now),
+    secrets[i]!,
+    ...c.reports.flatMap((id) => {
+      const item = loadItem.get(id);
+      loadItem.delete(id);
+      return item ? [item] : [];
+    }),
+  ]);
+  return [...grouped, ...loadItem.values()];
 }
 
 export function formatStatus(items: readonly StatusItem[]): string {
@@ -572,9 +552,12 @@ export async function runStatusCommand(opts: { environment: string; region?: str
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };
+  const catalog = loadCatalog();
   const items = await collectStatus({
     environment: config.name,
-    reports: loadCatalog().reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),
+    reports: catalog.reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),
+    // Secret names from the environment file: the stack names each connection's secret as the file says.
+    connections: config.connections.map((c) => ({ name: c.name, secretName: c.secret.name, reports: catalog.reportsOver(c.name).map((r) => r.id) })),
     freshnessGraceHours: config.freshnessGraceHours,
     clients: {
       cloudFormation: new CloudFormationClient(clientConfig),
@@ -584,6 +567,7 @@ export async function runStatusCommand(opts: { environment: string; region?: str
       s3: new S3Client(clientConfig),
       sqs: new SQSClient(clientConfig),
       athena: new AthenaClient(clientConfig),
+      cloudWatch: new CloudWatchClient(clientConfig),
     },
   });
   console.log(formatStatus(items));

@@ -11,7 +11,8 @@ import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQu
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { refuseWhatTrinoCannotParse } from '../../lib/saved-queries/saved-query-grammar.js';
@@ -40,12 +41,14 @@ const mocks = {
   s3: mockClient(S3Client),
   sqs: mockClient(SQSClient),
   athena: mockClient(AthenaClient),
+  cloudWatch: mockClient(CloudWatchClient),
 };
 
 const NOW = new Date('2026-11-21T06:00:00Z');
 const SECRET_VALUE = JSON.stringify({ login: 'merchant-7', controlKey: 'ck-7d1f0c9e-not-for-logs' });
+/** The environment file's name of the default connection's secret. */
+const SECRET_NAME = 'paynet-reports/test/gateway';
 const outputs = {
-  GatewaySecretArn: 'arn:aws:secretsmanager:eu-central-1:123456789012:secret:paynet-reports/test/gateway-AbCdEf',
   AlarmTopicArn: 'arn:aws:sns:eu-central-1:123456789012:alarms',
   ScheduleGroupName: 'paynet-reports-test',
   CuratedBucketName: 'paynet-reports-test-curated-123456789012-eu-central-1',
@@ -62,6 +65,7 @@ const input = (): StatusInput => ({
     { id: transactions.id, window: transactions.window, columns: transactions.columns },
     { id: 'hourly', window: 'PT6H', columns: transactions.columns },
   ],
+  connections: [{ name: 'default', secretName: SECRET_NAME, reports: [transactions.id, 'hourly'] }],
   freshnessGraceHours: 6,
   clients: {
     cloudFormation: new CloudFormationClient({ region: 'eu-central-1' }),
@@ -71,6 +75,7 @@ const input = (): StatusInput => ({
     s3: new S3Client({ region: 'eu-central-1' }),
     sqs: new SQSClient({ region: 'eu-central-1' }),
     athena: new AthenaClient({ region: 'eu-central-1' }),
+    cloudWatch: new CloudWatchClient({ region: 'eu-central-1' }),
   },
   now: () => NOW,
   sleep: async () => undefined,
@@ -95,7 +100,9 @@ function healthy() {
       },
     ],
   });
-  mocks.secrets.on(GetSecretValueCommand, { SecretId: outputs.GatewaySecretArn }).resolves({ SecretString: SECRET_VALUE });
+  mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRET_NAME }).resolves({ SecretString: SECRET_VALUE });
+  mocks.secrets.on(DescribeSecretCommand, { SecretId: SECRET_NAME }).resolves({ Name: SECRET_NAME, LastChangedDate: new Date('2026-11-18T06:00:00Z') });
+  mocks.cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
   mocks.sns
     .on(ListSubscriptionsByTopicCommand, { TopicArn: outputs.AlarmTopicArn })
     .resolvesOnce({ Subscriptions: [{ Endpoint: 'ops@merchant.test', SubscriptionArn: `${outputs.AlarmTopicArn}:1` }], NextToken: 't2' })
@@ -217,9 +224,10 @@ describe('reports status', () => {
     );
     assert.deepEqual(items.map((i) => i.item), [
       'stack',
-      'secret',
       'alarm e-mails',
       'schedules',
+      'connection default',
+      'secret default',
       'newest load transactions',
       'newest load hourly',
       'stale transactions',
@@ -277,10 +285,10 @@ describe('reports status', () => {
 
     const items = await collectStatus(input());
     assert.equal(byItem(items, 'stack').verdict, 'OK');
-    assert.deepEqual(byItem(items, 'secret'), {
-      item: 'secret',
+    assert.deepEqual(byItem(items, 'secret default'), {
+      item: 'secret default',
       verdict: 'TODO',
-      detail: 'still holds the placeholder (REPLACE_ME): every fetch fails AuthenticationRefused until you put the credentials (docs/deploy.md, step 5)',
+      detail: 'secret "paynet-reports/test/gateway" still holds the placeholder (REPLACE_ME): every fetch fails AuthenticationRefused until you put the credentials (docs/deploy.md, step 5)',
     });
     assert.match(byItem(items, 'alarm e-mails').detail, /^1 of 2 not confirmed \(ops@merchant\.test\): follow the link/);
     assert.match(byItem(items, 'schedules').detail, /^2 of 2 disabled: .*"schedulesEnabled": true.*step 8/);
@@ -291,7 +299,8 @@ describe('reports status', () => {
     assert.equal(byItem(items, 'rows transactions').verdict, 'TODO');
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0, 'nothing to count, no query');
     // Nothing loaded, so nothing written under another definition either.
-    const fine = new Set(['stack', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
+    // Nor refused: the connection's line has nothing against it (its loads' lines say what is missing).
+    const fine = new Set(['stack', 'connection default', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
     for (const i of items.filter((x) => !fine.has(x.item))) assert.equal(i.verdict, 'TODO', i.item);
     assert.match(byItem(items, 'stale transactions').detail, /^0 windows checked: 0 with a table file/);
   });
@@ -458,8 +467,8 @@ describe('reports status', () => {
     const denied = Object.assign(new Error('User is not authorized to perform: secretsmanager:GetSecretValue'), { name: 'AccessDeniedException' });
     mocks.secrets.on(GetSecretValueCommand).rejects(denied);
     const items = await collectStatus(input());
-    assert.equal(byItem(items, 'secret').verdict, 'UNKNOWN');
-    assert.match(byItem(items, 'secret').detail, /AccessDeniedException: .*your credentials need secretsmanager:GetSecretValue and kms:Decrypt/);
+    assert.equal(byItem(items, 'secret default').verdict, 'UNKNOWN');
+    assert.match(byItem(items, 'secret default').detail, /AccessDeniedException: .*your credentials need secretsmanager:GetSecretValue and kms:Decrypt/);
     assert.equal(items.filter((i) => i.verdict !== 'OK').length, 1);
   });
 
@@ -650,5 +659,108 @@ describe('reports status', () => {
       db.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('reports status over two connections', () => {
+  const SECRETS = { a: 'paynet-reports/test/provider-a', b: 'paynet-reports/test/provider-b' };
+  /** The daily report over provider-a, the 6-hour one over provider-b. */
+  const twoConnections = (): StatusInput => ({
+    ...input(),
+    connections: [
+      { name: 'provider-a', secretName: SECRETS.a, reports: [transactions.id] },
+      { name: 'provider-b', secretName: SECRETS.b, reports: ['hourly'] },
+    ],
+  });
+  /** What CloudWatch answers for the FetchOutcome=AuthenticationRefused of the reports: newest first, as asked. */
+  const refusals = (byReport: Record<string, Array<[string, number]>>) =>
+    mocks.cloudWatch.on(GetMetricDataCommand).callsFake((i: { MetricDataQueries: Array<{ Id: string; MetricStat: { Metric: { Dimensions: Array<{ Name: string; Value: string }> } } }> }) => ({
+      MetricDataResults: i.MetricDataQueries.map((q) => {
+        const report = q.MetricStat.Metric.Dimensions.find((d) => d.Name === 'report')!.Value;
+        const points = byReport[report] ?? [];
+        return { Id: q.Id, Timestamps: points.map(([t]) => new Date(t)), Values: points.map(([, v]) => v), StatusCode: 'Complete' };
+      }),
+    }));
+
+  beforeEach(() => {
+    for (const m of Object.values(mocks)) m.reset();
+    healthy();
+    mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRETS.a }).resolves({ SecretString: SECRET_VALUE });
+    mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRETS.b }).resolves({ SecretString: JSON.stringify({ login: 'merchant-b', controlKey: 'ck-b-not-for-logs' }) });
+    mocks.secrets.on(DescribeSecretCommand, { SecretId: SECRETS.a }).resolves({ Name: SECRETS.a, LastChangedDate: new Date('2026-11-18T06:00:00Z') });
+    mocks.secrets.on(DescribeSecretCommand, { SecretId: SECRETS.b }).resolves({ Name: SECRETS.b, LastChangedDate: new Date('2026-11-21T03:00:00Z') });
+  });
+
+  it('groups by connection: its reports, newest load and refusal, its secret, then its reports\' newest loads', async () => {
+    refusals({});
+    const items = await collectStatus(twoConnections());
+    assert.deepEqual(items.filter((i) => i.verdict !== 'OK'), []);
+    const names = items.map((i) => i.item);
+    assert.deepEqual(names.slice(names.indexOf('connection provider-a'), names.indexOf('newest load hourly') + 1), [
+      'connection provider-a',
+      'secret provider-a',
+      'newest load transactions',
+      'connection provider-b',
+      'secret provider-b',
+      'newest load hourly',
+    ]);
+    assert.equal(byItem(items, 'connection provider-a').detail, 'report transactions; last success 6 h ago (transactions, dt=2026-11-20); no refusal in the last 14 days');
+    assert.equal(byItem(items, 'connection provider-b').detail, 'report hourly; last success 30 min ago (hourly, dt=2026-11-21); no refusal in the last 14 days');
+    assert.equal(byItem(items, 'secret provider-a').detail, 'secret "paynet-reports/test/provider-a" holds credentials, not the placeholder (the value is not shown); last changed 3 days ago');
+    assert.equal(byItem(items, 'secret provider-b').detail, 'secret "paynet-reports/test/provider-b" holds credentials, not the placeholder (the value is not shown); last changed 3 h ago');
+    // Each secret by the name the environment file gives it, and no other.
+    assert.deepEqual(mocks.secrets.commandCalls(GetSecretValueCommand).map((c) => c.args[0].input.SecretId).sort(), [SECRETS.a, SECRETS.b]);
+    // One GetMetricData for every report: the metric and dimensions the fetch function writes and the alarms watch.
+    const [call, ...more] = mocks.cloudWatch.commandCalls(GetMetricDataCommand).map((c) => c.args[0].input);
+    assert.equal(more.length, 0);
+    assert.equal(call!.StartTime!.toISOString(), '2026-11-07T06:00:00.000Z');
+    assert.deepEqual(
+      call!.MetricDataQueries!.map((q) => [q.MetricStat!.Metric!.Namespace, q.MetricStat!.Metric!.MetricName, Object.fromEntries(q.MetricStat!.Metric!.Dimensions!.map((d) => [d.Name, d.Value])), q.MetricStat!.Stat]),
+      ['transactions', 'hourly'].map((report) => ['PaynetReports', 'FetchOutcome', { service: 'paynet-reports', report, environment: 'test', outcome: 'AuthenticationRefused' }, 'Sum']),
+    );
+    const text = formatStatus(items);
+    assert.ok(!text.includes('ck-7d1f0c9e') && !text.includes('ck-b-not-for-logs') && !text.includes('merchant-b'), 'no secret value printed');
+  });
+
+  it('a refusal after the newest load: that connection is TODO, naming the report and the check to run; the other is OK', async () => {
+    refusals({ hourly: [['2026-11-21T05:45:00Z', 1], ['2026-11-20T10:00:00Z', 0]] });
+    const items = await collectStatus(twoConnections());
+    assert.equal(byItem(items, 'connection provider-a').verdict, 'OK');
+    const b = byItem(items, 'connection provider-b');
+    assert.equal(b.verdict, 'TODO');
+    assert.match(b.detail, /^report hourly; last success 30 min ago \(hourly, dt=2026-11-21\); last refusal 15 min ago \(hourly\): the gateway refuses this login\. .*check --environment test --connection provider-b/);
+    assert.match(formatStatus(items), /^TODO {4}connection provider-b +report hourly; /m);
+  });
+
+  it('a refusal the connection has loaded since is history: OK, and said', async () => {
+    refusals({ transactions: [['2026-11-20T23:00:00Z', 2]] });
+    const items = await collectStatus(twoConnections());
+    assert.deepEqual(byItem(items, 'connection provider-a'), {
+      item: 'connection provider-a',
+      verdict: 'OK',
+      detail: 'report transactions; last success 6 h ago (transactions, dt=2026-11-20); last refusal 7 h ago (transactions), loaded since',
+    });
+  });
+
+  it('one connection\'s secret missing, another holding the placeholder: each said on its own line', async () => {
+    refusals({});
+    const notFound = Object.assign(new Error("Secrets Manager can't find the specified secret."), { name: 'ResourceNotFoundException' });
+    mocks.secrets.on(DescribeSecretCommand, { SecretId: SECRETS.a }).rejects(notFound);
+    mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRETS.b }).resolves({ SecretString: JSON.stringify(PLACEHOLDER_SECRET) });
+    const items = await collectStatus(twoConnections());
+    assert.deepEqual(byItem(items, 'secret provider-a'), {
+      item: 'secret provider-a',
+      verdict: 'TODO',
+      detail: 'secret "paynet-reports/test/provider-a" does not exist: create it (secret.mode "existing") or deploy with mode "create"',
+    });
+    assert.match(byItem(items, 'secret provider-b').detail, /^secret "paynet-reports\/test\/provider-b" still holds the placeholder \(REPLACE_ME\)/);
+    assert.equal(mocks.secrets.commandCalls(GetSecretValueCommand, { SecretId: SECRETS.a }).length, 0, 'a secret that does not exist is not read');
+  });
+
+  it('refusals that cannot be read leave each connection UNKNOWN, with the permission it needs; the rest is checked', async () => {
+    mocks.cloudWatch.on(GetMetricDataCommand).rejects(Object.assign(new Error('not authorized to perform: cloudwatch:GetMetricData'), { name: 'AccessDenied' }));
+    const items = await collectStatus(twoConnections());
+    assert.deepEqual(items.filter((i) => i.verdict !== 'OK').map((i) => i.item), ['connection provider-a', 'connection provider-b']);
+    assert.match(byItem(items, 'connection provider-b').detail, /^report hourly; last success 30 min ago .*; could not read the refusals \(AccessDenied: .*\); your credentials need cloudwatch:GetMetricData$/);
   });
 });
