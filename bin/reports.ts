@@ -10,6 +10,7 @@ import { isPipelineError } from '../functions/core/errors.js';
 import { BODY_SIGNING, BODY_SIGNING_RULES, DEFAULT_BODY_SIGNING } from '../functions/core/gateway/oauth.js';
 import { SECRET_SHAPES } from '../functions/core/gateway/secret.js';
 import { wholeNumber } from '../local/args/option-values.js';
+import { collect } from '../local/args/report-selection.js';
 import { FAULTS, FAULT_MODES } from '../local/simulator/faults.js';
 import { TEST_ACCOUNT_FILE_NAMES } from '../local/simulator/test-accounts.js';
 
@@ -34,16 +35,17 @@ const dropDateOption = () =>
 
 program
   .command('run', { isDefault: true })
-  .description('run the whole pipeline for some windows: the embedded simulator unless --gateway-url is given')
-  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
-  .option('--from <date>', 'first window start, inclusive (YYYY-MM-DD in the report time zone); default: yesterday')
+  .description('run the whole pipeline for some windows of every report: each connection on an embedded simulator of its own unless --gateway-url points it at a gateway')
+  .option('--report <id>', 'report definition id (config/reports/); repeat for several; default: every report', collect)
+  .option('--from <date>', 'first window start, inclusive (YYYY-MM-DD in the report time zone); default: each report\'s latest complete window')
   .option('--to <date>', 'end, exclusive (YYYY-MM-DD); default: the start of the current window')
-  .option('--gateway-url <url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) instead of the simulator')
-  .option('--secret-file <file>', SECRET_FILE_HELP)
+  .option('--gateway-url <[connection=]url>', 'full endpoint URL of a gateway (…/services/v2/rpt-engine) for a connection (plain: "default") instead of its simulator; repeat per connection', collect)
+  .option('--secret-file <[connection=]file>', `the secret of that connection's gateway, ${SECRET_FILE_HELP}; repeat per connection`, collect)
+  .option('--concurrency <n>', 'windows in flight at once over every connection; each connection also keeps to its maxConcurrentRequests', wholeNumber, 2)
   .option('--lake <dir>', 'where the embedded S3 (s3rver) keeps the raw and curated buckets', './.lake')
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
-  .option('--sample <ID=FILE...>', "the embedded simulator answers report ID with this file (say the sample the provider's support sent)")
+  .option('--sample <ID=FILE...>', "the simulator of report ID's connection answers it with this file (say the sample the provider's support sent)")
   .addOption(weekdayVolumeOption())
   .addOption(dropDateOption())
   .action(async (opts) => {

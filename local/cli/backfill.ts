@@ -140,7 +140,7 @@ export async function runBackfillCommand(
   const stopListening = onInterrupt(() => {
     // The bar hid the cursor and turned line wrap off: give the terminal back before saying anything.
     progress?.stop();
-    const abandoned = pipeline?.abandonInFlight() ?? [];
+    const abandoned = (pipeline?.abandonInFlight() ?? []).map((r) => r.window);
     for (const line of interruptedLines({ windows, ended, inFlight: [...inFlight], abandoned, deployed: Boolean(opts.deployed) })) print(line);
   });
 
@@ -180,7 +180,6 @@ export async function runBackfillCommand(
       const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
       const volume = simulatorVolume(opts);
       const local = await startLocalPipeline({
-        reportId: report.id,
         gatewayUrl: opts.gatewayUrl,
         secret,
         lakeDir: opts.lake,
@@ -189,11 +188,12 @@ export async function runBackfillCommand(
       });
       pipeline = local;
       try {
-        const gateway = local.simulator ? `the embedded simulator (${local.endpointUrl})` : local.endpointUrl;
+        const connection = await local.connection(report.connection);
+        const gateway = connection.simulator ? `the embedded simulator (${connection.endpointUrl})` : connection.endpointUrl;
         const store = local.lake ? `lake ${show(opts.lake)}` : `S3 ${local.s3Endpoint}`;
-        print(`${plan}, locally: ${gateway} as "${local.login}" (${local.signatureMethod}), ${store}.`);
+        print(`${plan}, locally: ${gateway} as "${connection.login}" (${connection.signatureMethod}), ${store}.`);
         summary = await execute(
-          async (w) => localResult(await local.runWindow(w)),
+          async (w) => localResult(await local.runWindow(report.id, w)),
           (w) => loadedReason(local.s3, local.buckets.curated, report.id, w),
         );
       } finally {

@@ -1,45 +1,48 @@
-import { resolve } from 'node:path';
 import { showPath as show } from '../../functions/core/shown-path.js';
-import { showCount as count, showKib as kib } from '../args/display.js';
+import { showCount as count } from '../args/display.js';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import type { GatewaySecret } from '../../functions/core/gateway/signature-methods.js';
-import { ConfigurationError, RUN_STOPPING_CODES, type ErrorCode } from '../../functions/core/errors.js';
-import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
-import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
+import { ConfigurationError } from '../../functions/core/errors.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
 import type { VolumeShape } from '../simulator/volume.js';
-import { windowRangeOf } from '../args/windows.js';
-import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
-import { localProjectionSetting } from '../args/projection-setting.js';
-import { refuseUnprojectedWindows } from '../../functions/core/lake/partition-projection.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir, startLakeThread, type LakeThread } from '../lake/lake-thread.js';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { LocalPipeline, WindowOutcome } from '../pipeline/pipeline.js';
-import { checkMark, checkSummaryLines, findingsOf } from '../pipeline/check-summary.js';
+import { checkMark, checkSummaryLines } from '../pipeline/check-summary.js';
 import { formatTable } from '../duckdb/result-table.js';
 import type { LakeDatabase, QueryFailed } from '../duckdb/duckdb.js';
-import { readSecretFile } from '../args/secret-file.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
+import { parseConnectionFlags, realGatewaysOf, type RealGateway, type RealGatewayFlag } from '../connections/connection-flags.js';
+import type { LocalConnection } from '../connections/local-gateways.js';
+import { planRun, windowLabel, type RunItem, type RunPlan } from '../run/run-plan.js';
+import { DEFAULT_RUN_CONCURRENCY, runScheduled } from '../run/run-schedule.js';
+import { RunTable } from '../run/run-table.js';
+import { resumeCommands } from '../run/resume.js';
 
 /**
- * `npm start` (`reports run`): the whole pipeline on this machine for some windows (local/pipeline/pipeline.ts),
- * then the report's saved queries (queries/<report>/*.sql, published by the stack as Athena named queries) on
- * DuckDB over the curated Parquet, and a summary of every window asked. Exits non-zero when a window or a
- * query failed, 130 on Ctrl-C.
+ * `npm start` (`reports run`): the whole pipeline on this machine for some windows of every report, or of those
+ * `--report` names (local/pipeline/pipeline.ts; the plan, the order and the table: local/run/), then each report's
+ * saved queries (queries/<report>/*.sql, published by the stack as Athena named queries) on DuckDB over the curated
+ * Parquet, and a summary of every window asked. Each connection is served by an embedded simulator of its own
+ * unless `--gateway-url CONNECTION=URL` points it at a gateway. Exits non-zero when a window or a query failed, 130
+ * on Ctrl-C.
  */
 
 export interface RunLocalOptions {
-  /** Default: the catalog's only report. */
-  report?: string;
-  /** First window start, inclusive; default: the last complete window. */
+  /** Reports to run (`--report`, repeatable); default: every report of the catalog. */
+  report?: string | string[];
+  /** First window start, inclusive; default: the last complete window of each report. */
   from?: string;
   /** End, exclusive. */
   to?: string;
-  gatewayUrl?: string;
-  secretFile?: string;
+  /** `[CONNECTION=]URL`, repeatable: a connection's gateway instead of its simulator; the plain form is `default`'s. */
+  gatewayUrl?: string | string[];
+  /** `[CONNECTION=]FILE`, repeatable, one per --gateway-url. */
+  secretFile?: string | string[];
+  /** Windows in flight at once over every connection (default 2); each connection also keeps to its maxConcurrentRequests. */
+  concurrency?: number;
   /** The lake directory (default ./.lake). */
   lake: string;
   s3Endpoint?: string;
@@ -47,17 +50,19 @@ export interface RunLocalOptions {
   allowIncomplete?: boolean;
   /** Rows of each saved query shown (default 20). */
   queryRows?: number;
-  /** `--sample ID=FILE`: the embedded simulator answers report ID with this file. */
+  /** `--sample ID=FILE`: the simulator of report ID's connection answers it with this file. */
   sample?: string[];
-  /** `--weekday-volume`, `--drop-date`: the embedded simulator's volume shape (local/simulator/volume.ts). */
+  /** `--weekday-volume`, `--drop-date`: the embedded simulators' volume shape (local/simulator/volume.ts). */
   weekdayVolume?: string;
   dropDate?: string[];
 }
 
 export interface RunSummary {
-  /** Windows of the range asked, whether tried or not. */
+  /** Windows of the range asked, whether tried or not, over every report run. */
   asked: number;
   loaded: number;
+  /** The reports run. */
+  reports: string[];
   windows: WindowOutcome[];
   failedWindows: number;
   /** Not tried: a run-stopping failure came first. */
@@ -85,16 +90,16 @@ interface RunState {
   opts: RunLocalOptions;
   print: (line: string) => void;
   catalog: ReportCatalog;
-  report: ReportDefinition;
-  windows: ReportWindow[];
-  daily: boolean;
-  /** A window as the table, the summary and the resume command name it. */
-  label: (w: ReportWindow) => string;
-  secret: GatewaySecret | undefined;
+  plan: RunPlan;
+  /** Connections pointed at a real gateway by the flags, and their gateways (secret files read). */
+  gatewayFlags: RealGatewayFlag[];
+  gateways: Record<string, RealGateway>;
   volume: VolumeShape | undefined;
   started: number;
-  /** One per window tried, in the order tried. */
-  outcomes: WindowOutcome[];
+  /** By item index, as windows end (in any order). */
+  outcomes: Array<WindowOutcome | undefined>;
+  /** Items a run-stopping failure left untried. */
+  stopped: Set<number>;
   /** Set once the pipeline has started. */
   pipeline: LocalPipeline | undefined;
   queries: number;
@@ -114,8 +119,9 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
     const pipeline = await startPipeline(run, lakeThread);
     run.pipeline = pipeline; // for the Ctrl-C handler
     try {
+      const connections = new Map((await Promise.all(run.plan.connections.map((c) => pipeline.connection(c)))).map((c) => [c.name, c] as const));
       printRunHeader(run, pipeline);
-      await loadWindows(run, pipeline);
+      await loadWindows(run, pipeline, connections);
       print('');
       await printStaleNotices(run, pipeline);
       await runSavedQueries(run, pipeline);
@@ -130,97 +136,63 @@ export async function runLocal(opts: RunLocalOptions, print: (line: string) => v
   return printDone(run);
 }
 
-/** Everything that can refuse the run, checked before anything starts: the flags, the windows, the secret file. */
+/** Everything that can refuse the run, checked before anything starts: the flags, the windows, the secret files. */
 async function prepareRun(opts: RunLocalOptions, print: (line: string) => void): Promise<RunState> {
-  refuseClashingFlags(opts);
-  const volume = simulatorVolume(opts);
-  // Scheme, host and path, before the lake or the simulator starts: a mistyped URL should cost nothing.
-  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
+  const catalog = loadCatalog();
+  const gatewayFlags = parseConnectionFlags(opts, catalog.connections());
+  const plan = planRun(catalog, opts);
+  const simulated = plan.connections.filter((c) => !gatewayFlags.some((g) => g.connection === c));
+  // With every connection on a gateway, no simulator is there to shape or to answer with a sample.
+  const volume = simulatorVolume({ ...opts, gatewayUrl: simulated.length ? undefined : 'given' });
+  if (opts.sample?.length && !simulated.length) {
+    throw new ConfigurationError('--sample is served by the embedded simulator; with --gateway-url the gateway answers.');
+  }
+  if (opts.concurrency !== undefined && opts.concurrency < 1) throw new ConfigurationError('--concurrency must be 1 or more: windows in flight at once.');
   // Before anything starts: a lake that cannot be written fails here in one line, not as s3rver's "internal error".
   await ensureWritableDir(opts.lake);
   // The SDK's notice that future versions will need Node 22 would land in the middle of the summary; the
   // project supports Node 20 (package.json engines), and Lambda runs Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const catalog = loadCatalog();
-  const report = catalog.chosen(opts.report);
-  const windows = windowsToLoad(opts, report);
-  const daily = parseWindowSize(report.window).unit === 'day';
-  const label = (w: ReportWindow) => (daily ? formatLocalDate(w.start) : formatLocalDateTime(w.start));
-  const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
+  const gateways = await realGatewaysOf(gatewayFlags);
   const started = performance.now();
-  return { opts, print, catalog, report, windows, daily, label, secret, volume, started, outcomes: [], pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0 };
+  const outcomes = plan.items.map(() => undefined);
+  return { opts, print, catalog, plan, gatewayFlags, gateways, volume, started, outcomes, stopped: new Set(), pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0 };
 }
 
-function refuseClashingFlags(opts: RunLocalOptions): void {
-  if (opts.gatewayUrl && !opts.secretFile) {
-    throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
-  }
-  if (opts.sample?.length && opts.gatewayUrl) {
-    throw new ConfigurationError('--sample is served by the embedded simulator; with --gateway-url the gateway answers.');
-  }
-  if (opts.secretFile && !opts.gatewayUrl) {
-    throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
-  }
-}
-
-/** The windows of --from/--to, refused when there are none, or when one is incomplete or outside Athena's projection. */
-function windowsToLoad(opts: RunLocalOptions, report: ReportDefinition): ReportWindow[] {
-  // Without --from and --to, the last complete window: yesterday for a daily report.
-  const windows = windowsStartingIn(report, windowRangeOf(opts.from, opts.to));
-  if (windows.length === 0) {
-    throw new ConfigurationError(
-      opts.to
-        ? `No ${report.window} window starts in [--from, --to): --from must be before --to (to is exclusive).`
-        : `No ${report.window} window starts in [--from, now): without --to the run ends where the current window starts, ` +
-            'since that window is not complete yet. To load it anyway, give --to (the end, exclusive) and --allow-incomplete.',
-    );
-  }
-  refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
-  // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
-  refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
-  return windows;
-}
+const ended = (run: RunState): WindowOutcome[] => run.outcomes.filter((o): o is WindowOutcome => o !== undefined);
 
 function countOutcomes(outcomes: readonly WindowOutcome[]): { loaded: number; notParsed: number; failed: number } {
   const n = (s: WindowOutcome['status']) => outcomes.filter((o) => o.status === s).length;
   return { loaded: n('loaded'), notParsed: n('not-parsed'), failed: n('failed') };
 }
 
-/** On Ctrl-C: what is done, what was stopped in flight (its half-written table file removed), and how to resume. */
-function printInterrupted(run: RunState): void {
-  const { print, windows, outcomes, label } = run;
-  const abandoned = run.pipeline?.abandonInFlight() ?? [];
-  const inFlight = run.pipeline?.inFlight() ?? [];
-  const c = countOutcomes(outcomes);
-  const notTried = windows.length - outcomes.length - inFlight.length;
-  print('');
-  print(
-    `Interrupted: ${windows.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed` +
-      `${c.notParsed ? `, ${c.notParsed} not-parsed` : ''}, ${inFlight.length} stopped in flight` +
-      `${inFlight.length ? ` (${inFlight.map(label).join(', ')})` : ''}, ${notTried} not tried.`,
-  );
-  if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(label).join(', ')}: nothing partial is left to query.`);
-  const rest = windows.slice(outcomes.length);
-  if (rest.length) {
-    print(`Re-run to resume where it stopped (a re-run overwrites, never duplicates): npm start -- ${resumeFlags(run, rest).join(' ')}`);
-  }
+/** A window as the summary names it: with its report when the run has several. */
+function itemName(run: RunState, item: Pick<RunItem, 'report' | 'window'>): string {
+  const label = windowLabel(item.report, item.window);
+  return run.plan.reports.length > 1 ? `${item.report.id} ${label}` : label;
 }
 
-/** The flags of the command that loads `rest`, the windows not done. */
-function resumeFlags(run: RunState, rest: readonly ReportWindow[]): string[] {
-  const { opts, report, daily, label } = run;
-  // Every flag that shaped the run, so the resumed windows load the same way (a --sample run must not resume on
-  // generated rows); a value with spaces or quotes is quoted for the shell.
-  const arg = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
-  const flags = [`--report ${report.id}`, `--from ${label(rest[0]!)}`, `--to ${daily ? formatLocalDate(rest.at(-1)!.end) : formatLocalDateTime(rest.at(-1)!.end)}`];
-  if (opts.gatewayUrl) flags.push(`--gateway-url ${arg(opts.gatewayUrl)}`, `--secret-file ${arg(opts.secretFile ?? '')}`);
-  if (opts.s3Endpoint) flags.push(`--s3-endpoint ${arg(opts.s3Endpoint)}`);
-  if (resolve(opts.lake) !== resolve('.lake')) flags.push(`--lake ${arg(show(opts.lake))}`);
-  for (const sample of opts.sample ?? []) flags.push(`--sample ${arg(sample)}`);
-  if (opts.weekdayVolume !== undefined) flags.push(`--weekday-volume ${arg(opts.weekdayVolume)}`);
-  for (const drop of opts.dropDate ?? []) flags.push(`--drop-date ${arg(drop)}`);
-  if (opts.allowIncomplete) flags.push('--allow-incomplete');
-  return flags;
+/** On Ctrl-C: what is done, what was stopped in flight (its half-written table file removed), and how to resume. */
+function printInterrupted(run: RunState): void {
+  const { print, plan } = run;
+  const abandoned = run.pipeline?.abandonInFlight() ?? [];
+  const inFlight = run.pipeline?.inFlight() ?? [];
+  const c = countOutcomes(ended(run));
+  const notTried = plan.items.length - ended(run).length - inFlight.length;
+  const name = (ref: { reportId: string; window: RunItem['window'] }) => itemName(run, { report: run.catalog.get(ref.reportId), window: ref.window });
+  print('');
+  print(
+    `Interrupted: ${plan.items.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed` +
+      `${c.notParsed ? `, ${c.notParsed} not-parsed` : ''}, ${inFlight.length} stopped in flight` +
+      `${inFlight.length ? ` (${inFlight.map(name).join(', ')})` : ''}, ${notTried} not tried.`,
+  );
+  if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(name).join(', ')}: nothing partial is left to query.`);
+  const rest = plan.items.filter((_, i) => run.outcomes[i] === undefined);
+  if (!rest.length) return;
+  const commands = resumeCommands(rest, { ...run.opts, gateways: run.gatewayFlags });
+  const lead = 'Re-run to resume where it stopped (a re-run overwrites, never duplicates):';
+  if (commands.length === 1) print(`${lead} ${commands[0]}`);
+  else for (const line of [lead, ...commands.map((c) => `  ${c}`)]) print(line);
 }
 
 async function startPipeline(run: RunState, lakeThread: LakeThread | undefined): Promise<LocalPipeline> {
@@ -228,83 +200,74 @@ async function startPipeline(run: RunState, lakeThread: LakeThread | undefined):
   const { startLocalPipeline } = await import('../pipeline/pipeline.js');
   return startLocalPipeline({
     lakeThread,
-    reportId: run.report.id,
     catalog: run.catalog,
-    gatewayUrl: opts.gatewayUrl,
-    secret: run.secret,
+    gateways: run.gateways,
     lakeDir: opts.lake,
     s3Endpoint: opts.s3Endpoint,
     simulator: opts.sample?.length || volume ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume } : undefined,
   });
 }
 
-/** Which gateway is called and as whom, where the lake is, and the head of the windows' table. */
+/** The reports and where the lake is; the table's head (each connection's heading comes with its rows). */
 function printRunHeader(run: RunState, pipeline: LocalPipeline): void {
-  const { print, report, opts } = run;
-  print(
-    `Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) from ${pipeline.endpointUrl}` +
-      `${pipeline.simulator ? ' (embedded simulator)' : ''}, login "${pipeline.login}" signing with ${pipeline.signatureMethod}.`,
-  );
+  const { print, opts, plan } = run;
+  for (const report of plan.reports) {
+    const n = plan.items.filter((i) => i.report === report).length;
+    print(`Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) over connection "${report.connection}": ${n} window(s).`);
+  }
+  for (const note of plan.notes) print(note);
   print(
     pipeline.lake
       ? `Lake: ${show(opts.lake)} (embedded S3 on ${pipeline.s3Endpoint}; buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}).`
       : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
   );
   print('');
-  print(`  ${'window'.padEnd(run.daily ? 10 : 19)}  format  status       rows  rejected      raw bytes       parquet      ms  checks`);
 }
 
-/** The windows in order, a table row each, until the last or the first failure that every later window would share. */
-async function loadWindows(run: RunState, pipeline: LocalPipeline): Promise<void> {
-  const { print, windows } = run;
-  for (const [i, window] of windows.entries()) {
-    const o = await pipeline.runWindow(window);
-    run.outcomes.push(o);
-    printWindowRow(run, window, o);
-    if (o.error && RUN_STOPPING_CODES.has(o.error.code as ErrorCode) && i < windows.length - 1) {
-      print(`      the ${windows.length - 1 - i} later window(s) were not tried: every one would fail the same way`);
-      break;
-    }
-  }
-}
-
-function printWindowRow(run: RunState, window: ReportWindow, o: WindowOutcome): void {
-  const { print, label } = run;
-  const format = o.fetched ? o.fetched.kind.toUpperCase() : '—';
-  print(
-    `  ${label(window)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}  ${count(o.rowsRejected).padStart(8)}` +
-      `  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}  ${checkMark(o.manifest?.checks)}`,
-  );
-  if (o.error) print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
-  for (const finding of findingsOf(o.manifest?.checks)) print(`      ${finding}`);
+/** Every window, a few at a time (local/run/run-schedule.ts), each a table row once the rows before it are shown. */
+async function loadWindows(run: RunState, pipeline: LocalPipeline, connections: ReadonlyMap<string, LocalConnection>): Promise<void> {
+  const table = new RunTable(run.print, run.plan.items, connections);
+  table.printHeader();
+  await runScheduled(run.plan.items, {
+    concurrency: run.opts.concurrency ?? DEFAULT_RUN_CONCURRENCY,
+    boundOf: (c) => connections.get(c)!.maxConcurrentRequests,
+    run: (item) => pipeline.runWindow(item.report.id, item.window),
+    onOutcome: (index, outcome, stopped) => {
+      run.outcomes[index] = outcome;
+      for (const j of stopped) run.stopped.add(j);
+      table.add(index, outcome, stopped);
+    },
+  });
 }
 
 /** Windows of this lake written under another definition than the current one, and the command that rebuilds them. */
 async function printStaleNotices(run: RunState, pipeline: LocalPipeline): Promise<void> {
   const { lakeStaleNotices } = await import('../lake/stale-notice.js');
-  const stale = await lakeStaleNotices({ lakeDir: run.opts.lake, curatedBucket: pipeline.buckets.curated, reports: [run.report] });
+  const stale = await lakeStaleNotices({ lakeDir: run.opts.lake, curatedBucket: pipeline.buckets.curated, reports: run.plan.reports });
   if (stale.length) run.print([...stale, ''].join('\n'));
 }
 
-/** The report's saved queries on DuckDB over the curated Parquet, when some window loaded. */
+/** Each report's saved queries on DuckDB over the curated Parquet, for the reports with a window loaded. */
 async function runSavedQueries(run: RunState, pipeline: LocalPipeline): Promise<void> {
-  const { print, report } = run;
-  if (countOutcomes(run.outcomes).loaded === 0) {
-    print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
-    return;
-  }
-  const saved = await savedQueriesFor(report.id);
-  print(
-    saved.length
-      ? `Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`
-      : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
-  );
+  const loadedOf = (r: ReportDefinition) => ended(run).some((o) => o.reportId === r.id && o.status === 'loaded');
+  for (const report of run.plan.reports.filter((r) => !loadedOf(r))) run.print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
+  const loaded = run.plan.reports.filter(loadedOf);
+  if (!loaded.length) return;
   const db = await pipeline.openDatabase();
   // Imported here, not at the top: duckdb.ts brings the stale notices and with them the AWS SDK, which the
   // run's start does not wait for (the lake's thread boots meanwhile). openDatabase loaded it already.
   const { QueryFailed } = await import('../duckdb/duckdb.js');
   try {
-    for (const query of saved) await runSavedQuery(run, db, query, QueryFailed);
+    for (const [i, report] of loaded.entries()) {
+      if (i > 0) run.print('');
+      const saved = await savedQueriesFor(report.id);
+      run.print(
+        saved.length
+          ? `Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`
+          : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
+      );
+      for (const query of saved) await runSavedQuery(run, db, query, QueryFailed);
+    }
   } finally {
     db.close();
   }
@@ -341,30 +304,45 @@ async function runSavedQuery(run: RunState, db: LakeDatabase, query: SavedQuery,
 
 /** The closing summary, the failures again on stderr (exit code 1), and the run's figures. */
 function printDone(run: RunState): RunSummary {
-  const { print, windows, outcomes, label } = run;
+  const { print, plan } = run;
+  const outcomes = ended(run);
   const c = countOutcomes(outcomes);
   const failed = outcomes.filter((o) => o.status === 'failed');
-  const notTried = windows.length - outcomes.length;
+  const notTried = plan.items.length - outcomes.length;
   const sum = (f: (o: WindowOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
   const durationMs = Math.round(performance.now() - run.started);
+  const name = (o: WindowOutcome) => itemName(run, { report: run.catalog.get(o.reportId), window: o.window });
   print('');
   // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
-  const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: label(o.window), checks: o.manifest?.checks })));
+  const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: name(o), checks: o.manifest?.checks })));
   for (const line of checkLines) print(line);
+  const reports = plan.reports.length > 1 ? ` of ${plan.reports.length} reports` : '';
   print(
-    `Done: ${windows.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +
+    `Done: ${plan.items.length} window(s)${reports} asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +
       `${notTried} not tried; ${count(sum((o) => o.rowsRead))} rows fetched, ` +
       `${count(sum((o) => o.rowsWritten))} written, ${count(sum((o) => o.rowsRejected))} rejected; ` +
       `${count(sum((o) => o.bytes))} raw bytes; ${(durationMs / 1000).toFixed(1)} s.`,
   );
-  if (failed.length || run.failedQueries) reportFailures(run, failed);
+  if (failed.length || run.failedQueries) reportFailures(run, failed.map((o) => `${name(o)}: ${o.error?.code}: ${o.error?.message}`));
   const flaggedWindows = outcomes.filter((o) => checkMark(o.manifest?.checks) === 'FLAGGED').length;
   const { queries, failedQueries, refusedQueries } = run;
-  return { asked: windows.length, loaded: c.loaded, windows: outcomes, failedWindows: failed.length, notTried, queries, failedQueries, refusedQueries, flaggedWindows, durationMs };
+  return {
+    asked: plan.items.length,
+    loaded: c.loaded,
+    reports: plan.reports.map((r) => r.id),
+    windows: outcomes,
+    failedWindows: failed.length,
+    notTried,
+    queries,
+    failedQueries,
+    refusedQueries,
+    flaggedWindows,
+    durationMs,
+  };
 }
 
-function reportFailures(run: RunState, failed: readonly WindowOutcome[]): void {
-  for (const o of failed) console.error(`${run.label(o.window)}: ${o.error?.code}: ${o.error?.message}`);
+function reportFailures(run: RunState, failures: readonly string[]): void {
+  for (const line of failures) console.error(line);
   const onDuckDb = run.failedQueries - run.refusedQueries;
   const queriesWord = (n: number) => `${n} saved quer${n === 1 ? 'y' : 'ies'}`;
   if (run.refusedQueries) console.error(`${queriesWord(run.refusedQueries)} not run: Athena (Trino) cannot parse (see above).`);

@@ -12,8 +12,9 @@ import { ConfigurationError, isPipelineError, type ErrorCode } from '../../funct
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/lake/s3-keys.js';
-import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
-import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow, type WindowSize } from '../../functions/core/time/window.js';
+import type { GatewaySecret, SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
+import { DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
+import { formatLocalDateTime, parseWindowSize, windowAt, windowStartOf, type ReportWindow } from '../../functions/core/time/window.js';
 import { redactText } from '../../functions/aws/redact.js';
 import { createS3Client } from '../../functions/aws/s3-client.js';
 import { fetchWindows, type FetchRunDeps } from '../../functions/fetch-report/fetch-windows.js';
@@ -28,7 +29,10 @@ import { objectCreatedRecord, sqsEventOf } from '../lake/sqs-message.js';
 import { openLakeDatabase, type LakeDatabase } from '../duckdb/duckdb.js';
 import { removePartialTables } from './interrupt.js';
 import { localLogger } from './local-logger.js';
-import type { Simulator, SimulatorOptions } from '../simulator/index.js';
+import type { SimulatorOptions } from '../simulator/index.js';
+import type { RealGateway } from '../connections/connection-flags.js';
+import { LocalGateways, type LocalConnection } from '../connections/local-gateways.js';
+import { localRequestBounds } from '../connections/request-bound.js';
 
 /**
  * The whole pipeline on this machine, chained as AWS chains it, through the handlers' own code:
@@ -44,11 +48,11 @@ import type { Simulator, SimulatorOptions } from '../simulator/index.js';
  */
 
 export interface LocalPipelineOptions {
-  /** The report definition id (config/reports/). */
-  reportId: string;
-  /** A gateway's full rpt-engine URL; without it the embedded simulator is started. */
+  /** Connections pointed at a real gateway, by name (local/connections/connection-flags.ts); the others get a simulator each. */
+  gateways?: Readonly<Record<string, RealGateway>>;
+  /** The `default` connection's gateway (full rpt-engine URL), as `gateways.default` with `secret`. */
   gatewayUrl?: string;
-  /** Credentials: required with gatewayUrl; default with the simulator: its test account for `signatureMethod`. */
+  /** The `default` connection's credentials: required with gatewayUrl; default with the simulator: its test account for `signatureMethod`. */
   secret?: GatewaySecret;
   /** Which simulator test account signs when no secret is given (default DEFAULT_SIGNATURE_METHOD). */
   signatureMethod?: SignatureMethod;
@@ -63,8 +67,10 @@ export interface LocalPipelineOptions {
   environment?: string;
   /** Default: the shipped definitions (loadCatalog). Tests pass variants (a PDF report). */
   catalog?: ReportCatalog;
-  /** Settings of the embedded simulator (rows per day, a fault mode, sample files); it serves the catalog's reports. */
+  /** Settings of the embedded simulators (rows per day, a fault mode, sample files); each serves its connection's reports. */
   simulator?: SimulatorOptions;
+  /** Requests in flight at most per connection; default: the smallest maxConcurrentRequests of the environment files (request-bound.ts). */
+  maxConcurrentRequests?: (connection: string) => number;
   /** Gateway client settings (tests shorten retries). */
   gateway?: GatewayTuning;
   /** Default: the silent-unless-asked local logger (local-logger.ts). */
@@ -96,24 +102,29 @@ export interface WindowOutcome {
   error?: { stage: 'fetch' | 'parse'; code: ErrorCode | 'Unexpected'; message: string };
 }
 
+/** One window of one report, as the interrupt handling names what was in flight. */
+export interface ReportWindowRef {
+  reportId: string;
+  window: ReportWindow;
+}
+
 export interface LocalPipeline {
-  readonly report: ReportDefinition;
   readonly catalog: ReportCatalog;
   readonly environment: string;
   readonly buckets: BucketNames;
-  /** The gateway called, and who signs. */
-  readonly endpointUrl: string;
-  readonly login: string;
-  readonly signatureMethod: SignatureMethod;
-  /** The embedded simulator, when no gatewayUrl was given. */
-  readonly simulator: Simulator | undefined;
+  /** The gateway of a connection, and who signs: its embedded simulator is started on first use. */
+  connection(name: string): Promise<LocalConnection>;
   /** The embedded lake, when no s3Endpoint was given. */
   readonly lake: LocalLake | undefined;
   /** The S3 endpoint in use (the embedded lake's loopback URL or s3Endpoint). */
   readonly s3Endpoint: string;
   readonly s3: S3Client;
-  /** Fetches one window of the report and loads it: the raw file, then Parquet, rejects and manifest. Never throws for a window's own failure. */
-  runWindow(window: ReportWindow): Promise<WindowOutcome>;
+  /**
+   * Fetches one window of a report over its connection and loads it: the raw file, then Parquet, rejects and
+   * manifest. Never throws for a window's own failure. Windows may run at once: each connection's limiter keeps its
+   * requests in flight within its bound, whatever the callers do.
+   */
+  runWindow(reportId: string, window: ReportWindow): Promise<WindowOutcome>;
   /**
    * The directory whose files DuckDB reads (give it to openLakeDatabase as lakeDir): the lake itself, or,
    * with s3Endpoint, a local copy of the store's tables made now (<lakeDir>/s3-cache).
@@ -121,16 +132,16 @@ export interface LocalPipeline {
   queryLakeDir(): Promise<string>;
   /** DuckDB with one view per report of the catalog over the current curated Parquet. Close it after use. */
   openDatabase(): Promise<LakeDatabase>;
-  /** Stops the lake and the simulator (the lake's files stay in lakeDir). */
+  /** Stops the lake and the simulators (the lake's files stay in lakeDir). */
   close(): Promise<void>;
   /** The windows whose runWindow has not returned yet. */
-  inFlight(): ReportWindow[];
+  inFlight(): ReportWindowRef[];
   /**
    * For an interrupt, just before the process exits: removes what the windows in flight left half-written
    * in the embedded lake's table (and their manifests, so a re-run loads them again). Synchronous. Returns
    * the windows cleaned up. An external store needs nothing: S3 shows an upload only once it is whole.
    */
-  abandonInFlight(): ReportWindow[];
+  abandonInFlight(): ReportWindowRef[];
 }
 
 const errorInfo = (stage: 'fetch' | 'parse', e: unknown): NonNullable<WindowOutcome['error']> => ({
@@ -144,8 +155,7 @@ interface Chain {
   options: LocalPipelineOptions;
   environment: string;
   catalog: ReportCatalog;
-  report: ReportDefinition;
-  size: WindowSize;
+  gateways: LocalGateways;
   buckets: BucketNames;
   /** The embedded lake, when no s3Endpoint was given. */
   lake: LocalLake | undefined;
@@ -156,14 +166,7 @@ interface Chain {
   parsed: Map<string, ParseResult>;
   parseErrors: Map<string, unknown>;
   /** The windows whose runWindow has not returned yet. */
-  inFlight: Set<ReportWindow>;
-}
-
-/** The gateway called and who signs. */
-interface Gateway {
-  simulator: Simulator | undefined;
-  endpointUrl: string;
-  secret: GatewaySecret;
+  inFlight: Set<ReportWindowRef>;
 }
 
 /** Where the chain's objects go: the embedded lake, or an external store. */
@@ -178,8 +181,6 @@ type OutcomeFields = Partial<WindowOutcome> & Pick<WindowOutcome, 'status'>;
 export async function startLocalPipeline(options: LocalPipelineOptions): Promise<LocalPipeline> {
   const environment = options.environment ?? LOCAL_ENVIRONMENT;
   const catalog = options.catalog ?? loadCatalog();
-  const report = catalog.get(options.reportId);
-  const size = parseWindowSize(report.window);
   const buckets = bucketNames(environment);
   const logger = options.logger ?? localLogger();
   if (options.gatewayUrl && !options.secret) {
@@ -191,28 +192,33 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   };
   try {
-    const gateway = await startGateway(options, catalog, closers);
+    const gateways = localGateways(options, catalog);
+    closers.push(() => gateways.close());
     const store = await openStore(options, buckets, closers);
-    const { fetchDeps, parseDeps } = handlerDeps({ options, catalog, environment, logger, buckets, s3: store.s3 }, gateway);
+    const { fetchDeps, parseDeps } = handlerDeps({ options, catalog, environment, logger, buckets, s3: store.s3 }, gateways);
     const { lake, s3 } = store;
-    const chain: Chain = { options, environment, catalog, report, size, buckets, lake, s3, fetchDeps, parseDeps, parsed: new Map(), parseErrors: new Map(), inFlight: new Set() };
+    const chain: Chain = { options, environment, catalog, gateways, buckets, lake, s3, fetchDeps, parseDeps, parsed: new Map(), parseErrors: new Map(), inFlight: new Set() };
     if (chain.lake) subscribeParse(chain, chain.lake, closers);
-    return pipelineOf(chain, gateway, store.s3Endpoint, closeAll);
+    return pipelineOf(chain, store.s3Endpoint, closeAll);
   } catch (e) {
     await closeAll();
     throw e;
   }
 }
 
-/** The gateway given with its secret, or else the embedded simulator and one of its test accounts. */
-async function startGateway(options: LocalPipelineOptions, catalog: ReportCatalog, closers: Array<() => Promise<void>>): Promise<Gateway> {
-  if (options.gatewayUrl) return { simulator: undefined, endpointUrl: options.gatewayUrl, secret: options.secret! };
-  // The simulator serves every report of the catalog, so any definition runs out of the box. Loaded only
-  // here: with a real gateway its modules (the PDF writer among them) would cost ~20 MB and ~0.5 s for nothing.
-  const { startSimulator, testSecretOf } = await import('../simulator/index.js');
-  const sim = await startSimulator({ reports: catalog.reports, ...options.simulator });
-  closers.push(() => sim.close());
-  return { simulator: sim, endpointUrl: sim.url, secret: options.secret ?? testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD) };
+/** Each connection's gateway: the real ones given (gatewayUrl with secret is `default`'s), a simulator for the rest. */
+function localGateways(options: LocalPipelineOptions, catalog: ReportCatalog): LocalGateways {
+  const real = { ...options.gateways };
+  const { gatewayUrl, secret } = options;
+  if (gatewayUrl && secret) real[DEFAULT_CONNECTION] = { endpointUrl: gatewayUrl, loadSecret: async () => secret };
+  return new LocalGateways({
+    catalog,
+    real,
+    defaultSecret: gatewayUrl ? undefined : secret,
+    signatureMethod: options.signatureMethod,
+    simulator: options.simulator,
+    boundOf: options.maxConcurrentRequests ?? localRequestBounds(),
+  });
 }
 
 async function openStore(options: LocalPipelineOptions, buckets: BucketNames, closers: Array<() => Promise<void>>): Promise<Store> {
@@ -231,7 +237,7 @@ async function openStore(options: LocalPipelineOptions, buckets: BucketNames, cl
 /** What the fetch and parse functions' logic is given here in place of Lambda's environment. */
 function handlerDeps(
   setup: { options: LocalPipelineOptions; catalog: ReportCatalog; environment: string; logger: Logger; buckets: BucketNames; s3: S3Client },
-  gateway: Gateway,
+  gateways: LocalGateways,
 ): { fetchDeps: FetchRunDeps; parseDeps: ParseDeps } {
   const { options, catalog, environment, logger, buckets, s3 } = setup;
   const fetchDeps: FetchRunDeps = {
@@ -240,7 +246,7 @@ function handlerDeps(
     rawBucket: buckets.raw,
     environment,
     logger,
-    connectionOf: (name) => ({ name, endpointUrl: gateway.endpointUrl, loadSecret: async () => gateway.secret }),
+    connectionOf: (name) => gateways.connectionOf(name),
     gateway: options.gateway,
     metrics: options.metrics,
     // The raw report goes up in the smallest parts S3 allows (5 MiB, against 8 in Lambda), four at a time
@@ -277,8 +283,8 @@ function subscribeParse(chain: Chain, lake: LocalLake, closers: Array<() => Prom
   closers.push(async () => void unsubscribe());
 }
 
-function pipelineOf(chain: Chain, gateway: Gateway, s3Endpoint: string, close: () => Promise<void>): LocalPipeline {
-  const { options, report, catalog, environment, buckets, lake, s3, inFlight } = chain;
+function pipelineOf(chain: Chain, s3Endpoint: string, close: () => Promise<void>): LocalPipeline {
+  const { options, catalog, environment, buckets, lake, s3, inFlight } = chain;
   const cacheDir = join(options.lakeDir, 's3-cache');
   const queryLakeDir = async () => {
     if (lake) return options.lakeDir;
@@ -286,48 +292,56 @@ function pipelineOf(chain: Chain, gateway: Gateway, s3Endpoint: string, close: (
     return cacheDir;
   };
   return {
-    report,
     catalog,
     environment,
     buckets,
-    endpointUrl: gateway.endpointUrl,
-    login: gateway.secret.login,
-    signatureMethod: signatureMethodOf(gateway.secret),
-    simulator: gateway.simulator,
+    connection: (name) => chain.gateways.connection(name),
     lake,
     s3Endpoint,
     s3,
-    runWindow: (window) => runWindow(chain, window),
+    runWindow: (reportId, window) => runWindow(chain, catalog.get(reportId), window),
     queryLakeDir,
     openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
     close,
     inFlight: () => [...inFlight],
-    abandonInFlight: () => (lake ? removePartialTables(options.lakeDir, buckets.curated, report.id, inFlight) : []),
+    abandonInFlight: () => (lake ? abandonPartialTables(options.lakeDir, buckets.curated, inFlight) : []),
   };
 }
 
-async function runWindow(chain: Chain, window: ReportWindow): Promise<WindowOutcome> {
-  chain.inFlight.add(window);
+/** The in-flight windows whose half-written table file was removed, report by report. */
+function abandonPartialTables(lakeDir: string, curatedBucket: string, inFlight: Iterable<ReportWindowRef>): ReportWindowRef[] {
+  const byReport = new Map<string, ReportWindow[]>();
+  for (const { reportId, window } of inFlight) byReport.set(reportId, [...(byReport.get(reportId) ?? []), window]);
+  return [...byReport].flatMap(([reportId, windows]) => removePartialTables(lakeDir, curatedBucket, reportId, windows).map((window) => ({ reportId, window })));
+}
+
+async function runWindow(chain: Chain, report: ReportDefinition, window: ReportWindow): Promise<WindowOutcome> {
+  const ref = { reportId: report.id, window };
+  chain.inFlight.add(ref);
   try {
-    return await loadWindow(chain, window);
+    return await loadWindow(chain, report, window);
   } finally {
-    chain.inFlight.delete(window);
+    chain.inFlight.delete(ref);
   }
 }
 
-async function loadWindow(chain: Chain, window: ReportWindow): Promise<WindowOutcome> {
+async function loadWindow(chain: Chain, report: ReportDefinition, window: ReportWindow): Promise<WindowOutcome> {
   const t0 = performance.now();
-  refuseUnalignedWindow(chain, window);
-  const outcome = (fields: OutcomeFields) => windowOutcome(chain.report, window, t0, fields);
+  refuseUnalignedWindow(report, window);
+  const outcome = (fields: OutcomeFields) => windowOutcome(report, window, t0, fields);
   // Forget an earlier run's result for this window, whichever format it came in.
   for (const format of ['csv', 'pdf'] as const) {
-    chain.parsed.delete(rawKey(chain.report.id, window, format));
-    chain.parseErrors.delete(rawKey(chain.report.id, window, format));
+    chain.parsed.delete(rawKey(report.id, window, format));
+    chain.parseErrors.delete(rawKey(report.id, window, format));
   }
 
   let fetched: FetchedWindow;
   try {
-    const run = await fetchWindows({ kind: 'backfill', reportId: chain.report.id, from: window.start, to: window.end }, chain.fetchDeps, randomUUID());
+    await chain.gateways.connection(report.connection);
+    // The request slot is held for the fetch alone: the parse of one window overlaps the next one's request.
+    const run = await chain.gateways.limit(report.connection, () =>
+      fetchWindows({ kind: 'backfill', reportId: report.id, from: window.start, to: window.end }, chain.fetchDeps, randomUUID()),
+    );
     fetched = run.windows[0]!;
   } catch (e) {
     return outcome({ status: 'failed', error: errorInfo('fetch', e) });
@@ -337,7 +351,8 @@ async function loadWindow(chain: Chain, window: ReportWindow): Promise<WindowOut
   return parsedOutcome(chain, fetched, outcome);
 }
 
-function refuseUnalignedWindow({ report, size }: Chain, window: ReportWindow): void {
+function refuseUnalignedWindow(report: ReportDefinition, window: ReportWindow): void {
+  const size = parseWindowSize(report.window);
   const aligned = windowAt(windowStartOf(window.start, size), size);
   if (formatLocalDateTime(aligned.start) !== formatLocalDateTime(window.start) || formatLocalDateTime(aligned.end) !== formatLocalDateTime(window.end)) {
     throw new ConfigurationError(

@@ -57,9 +57,15 @@ const fail = (problem: string): ParsedRequest => ({ ok: false, problem });
 /**
  * `definitions`: the reports of the catalog the simulator serves. A request whose reportIdentifier is one of
  * theirs is read by that definition's body template (the window where its {{window.*}} placeholders are,
- * in their patterns); otherwise only the spec's sample report is known, read as the spec's sample body.
+ * in their patterns); otherwise only the spec's sample report is known, read as the spec's sample body, unless
+ * `onlyDefinitions` (a simulator standing for one connection serves that connection's reports and nothing else).
  */
-export function parseReportRequest(contentType: string | undefined, body: string, definitions: readonly ReportDefinition[] = []): ParsedRequest {
+export function parseReportRequest(
+  contentType: string | undefined,
+  body: string,
+  definitions: readonly ReportDefinition[] = [],
+  { onlyDefinitions = false }: { onlyDefinitions?: boolean } = {},
+): ParsedRequest {
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (mediaType !== 'application/json') {
     return fail(`The request Content-Type must be application/json (got ${show(contentType ?? 'none')}).`);
@@ -75,8 +81,8 @@ export function parseReportRequest(contentType: string | undefined, body: string
 
   if (typeof b.reportIdentifier !== 'string' || !b.reportIdentifier) return fail('The field reportIdentifier is missing.');
   const definition = definitions.find((d) => d.reportIdentifier === b.reportIdentifier);
-  if (!definition && b.reportIdentifier !== SIMULATED_REPORT_IDENTIFIER) {
-    const known = [SIMULATED_REPORT_IDENTIFIER, ...definitions.map((d) => d.reportIdentifier)];
+  if (!definition && (onlyDefinitions || b.reportIdentifier !== SIMULATED_REPORT_IDENTIFIER)) {
+    const known = [...(onlyDefinitions ? [] : [SIMULATED_REPORT_IDENTIFIER]), ...definitions.map((d) => d.reportIdentifier)];
     return fail(`Unknown reportIdentifier ${show(b.reportIdentifier)}; this simulator serves ${[...new Set(known)].join(', ')}.`);
   }
 

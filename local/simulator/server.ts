@@ -17,8 +17,8 @@
  *     is only recorded in `requests`).
  *  6. Body (see report-request.ts): every problem is HTTP 400, Content-Type text/plain; charset=UTF-8, one
  *     sentence naming the problem: Content-Type not application/json; not JSON; not an object;
- *     reportIdentifier missing, or neither "custom-transactions-report" nor a catalog report's (the answer lists
- *     those it serves); a catalog report's window fields not where or not in the form its template puts
+ *     reportIdentifier missing, or neither "custom-transactions-report" (not served with onlyReports) nor a
+ *     catalog report's (the answer lists those it serves); a catalog report's window fields not where or not in the form its template puts
  *     them; reportFormat missing or not CSV/PDF
  *     (any case); reportEncode not known to iconv-lite (default UTF-8); reportCsvDelimiter not exactly one
  *     character, a quote, CR/LF, or not writable in the encoding (default ","); inputReportParameters not
@@ -99,6 +99,11 @@ export interface SimulatorOptions extends TestAccountOverrides {
   transport?: TransportOptions;
   /** The catalog's reports: each is served by its reportIdentifier (see REPORTS OF THE CATALOG above). */
   reports?: readonly ReportDefinition[];
+  /**
+   * Serve the `reports` only, not the spec's sample report besides: a simulator standing for one connection of a
+   * local run answers that connection's reports, so a report sent over another connection is refused (400).
+   */
+  onlyReports?: boolean;
   /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
   /** Called once per request with its log entry (the standalone simulator prints them). */
@@ -228,7 +233,7 @@ async function handleRequest(sim: SimulatorState, req: IncomingMessage, res: Ser
     return logAnswer(sim, ex, 200, 'refused', verdict.reason);
   }
 
-  const parsed = parseReportRequest(req.headers['content-type'], body, sim.reports);
+  const parsed = parseReportRequest(req.headers['content-type'], body, sim.reports, { onlyDefinitions: sim.options.onlyReports });
   if (!parsed.ok) {
     sendText(res, 400, parsed.problem);
     return logAnswer(sim, ex, 400, 'bad-request', parsed.problem);

@@ -109,7 +109,7 @@ function normaliseDecimals(r: ReportDefinition, rows: Array<Array<string | null>
 }
 
 async function withPipeline<T>(catalog: ReportCatalog, r: ReportDefinition, samples: Record<string, string> | undefined, fn: (p: LocalPipeline) => Promise<T>): Promise<T> {
-  const p = await startLocalPipeline({ reportId: r.id, catalog, lakeDir: await newDir(r.id), simulator: { rowsPerDay: ROWS_PER_DAY, samples } });
+  const p = await startLocalPipeline({ catalog, lakeDir: await newDir(r.id), simulator: { rowsPerDay: ROWS_PER_DAY, samples } });
   try {
     return await fn(p);
   } finally {
@@ -121,7 +121,7 @@ async function withPipeline<T>(catalog: ReportCatalog, r: ReportDefinition, samp
 async function assertEndToEnd(catalog: ReportCatalog, r: ReportDefinition, options: { samples?: Record<string, string>; expected?: string[][]; queries?: boolean } = {}) {
   const w = windowOf(r);
   await withPipeline(catalog, r, options.samples, async (p) => {
-    const outcome = await p.runWindow(w);
+    const outcome = await p.runWindow(r.id, w);
     assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
     if (r.format === 'PDF') {
       // A PDF is kept as received; nothing is typed (docs/architecture.md): a manifest, no table file.

@@ -75,7 +75,6 @@ async function foreignGateway(answer: (res: http.ServerResponse) => Promise<void
 async function pipelineFor(gatewayUrl: string): Promise<LocalPipeline> {
   const lakeDir = await mkdtemp(join(tmpdir(), 'foreign-'));
   const p = await startLocalPipeline({
-    reportId: report.id,
     lakeDir,
     gatewayUrl,
     secret: { login: 'foreign-merchant', controlKey: 'foreign-key' },
@@ -115,7 +114,7 @@ describe('a gateway that is not this project\'s', () => {
       res.end();
     });
     const p = await pipelineFor(url);
-    const o = await p.runWindow(window);
+    const o = await p.runWindow(report.id, window);
     assert.equal(o.status, 'loaded', JSON.stringify(o.error));
     assert.equal(o.rowsWritten, ROWS);
     assert.equal(o.fetched?.wireCoding, 'gzip');
@@ -148,7 +147,7 @@ describe('a gateway that is not this project\'s', () => {
   for (const r of refusals) {
     it(`${r.name}: fails loudly (${r.code}), no raw file, nothing in the table`, async () => {
       const p = await pipelineFor(await foreignGateway(r.send));
-      const o = await p.runWindow(window);
+      const o = await p.runWindow(report.id, window);
       assert.equal(o.status, 'failed');
       assert.equal(o.error?.stage, 'fetch');
       assert.equal(o.error?.code, r.code, o.error?.message);
@@ -162,7 +161,7 @@ describe('a gateway that is not this project\'s', () => {
     const p = await pipelineFor(await foreignGateway((res) => {
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(drifted);
     }));
-    const o = await p.runWindow(window);
+    const o = await p.runWindow(report.id, window);
     assert.equal(o.status, 'failed');
     assert.equal(o.error?.code, 'SchemaDrift');
     assert.equal(o.fetched?.headerMatches, false);

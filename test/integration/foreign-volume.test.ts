@@ -134,15 +134,15 @@ describe('the volume check against a foreign gateway with its own weekly rhythm'
 
   it('re-loading the window judges it again and publishes the metric its alarm watches', async () => {
     const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
-    const p = await startLocalPipeline({ reportId: report.id, lakeDir: lake(), gatewayUrl: url, secret: { login: 'foreign-merchant', controlKey: 'foreign-key' }, metrics });
+    const p = await startLocalPipeline({ lakeDir: lake(), gatewayUrl: url, secret: { login: 'foreign-merchant', controlKey: 'foreign-key' }, metrics });
     try {
-      const run = await captureJsonLines(() => p.runWindow(windowAt(parseLocalDateTime(DROPPED), parseWindowSize(report.window))));
+      const run = await captureJsonLines(() => p.runWindow(report.id, windowAt(parseLocalDateTime(DROPPED), parseWindowSize(report.window))));
       assert.equal(run.result?.status, 'loaded');
       assert.deepEqual(metricPoints(run.lines, 'QualityFindings').map((pt) => [pt.value, pt.dims.report, pt.dims.environment, pt.dims.service]), [
         [1, report.id, LOCAL_ENVIRONMENT, SERVICE_NAME],
       ]);
       assert.deepEqual(metricPoints(run.lines, 'DuplicateKeys').map((pt) => pt.value), [0]);
-      const again = await captureJsonLines(() => p.runWindow(windowAt(parseLocalDateTime('2026-11-05'), parseWindowSize(report.window))));
+      const again = await captureJsonLines(() => p.runWindow(report.id, windowAt(parseLocalDateTime('2026-11-05'), parseWindowSize(report.window))));
       assert.deepEqual(metricPoints(again.lines, 'QualityFindings').map((pt) => pt.value), [0], 'a normal day publishes 0');
     } finally {
       await p.close();

@@ -35,7 +35,7 @@ const newLakeDir = async () => {
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 async function withPipeline<T>(options: Partial<LocalPipelineOptions>, fn: (p: LocalPipeline) => Promise<T>): Promise<T> {
-  const pipeline = await startLocalPipeline({ reportId: 'transactions', lakeDir: await newLakeDir(), simulator: { rowsPerDay: ROWS_PER_DAY }, ...options });
+  const pipeline = await startLocalPipeline({ lakeDir: await newLakeDir(), simulator: { rowsPerDay: ROWS_PER_DAY }, ...options });
   try {
     return await fn(pipeline);
   } finally {
@@ -59,7 +59,7 @@ const isoDate = (ddmmyyyy: string) => ddmmyyyy.split('.').reverse().join('-');
 
 /** Every value of every row of the view equals the simulator's row, by type. */
 async function assertTableEqualsSimulator(p: LocalPipeline, date: string) {
-  const expected = generateTransactions(p.login, day(date), ROWS_PER_DAY).sort((a, b) => (BigInt(a[1]!) < BigInt(b[1]!) ? -1 : 1));
+  const expected = generateTransactions((await p.connection('default')).login, day(date), ROWS_PER_DAY).sort((a, b) => (BigInt(a[1]!) < BigInt(b[1]!) ? -1 : 1));
   assert.ok(expected.length >= HARD_CASE_COUNT, 'every hard case is in the window');
   const db = await p.openDatabase();
   try {
@@ -109,8 +109,8 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
   for (const method of SIGNATURE_METHODS) {
     it(`${method}: a window lands as Parquet equal to what the simulator sent; a re-run leaves one copy of each row`, async () => {
       await withPipeline({ signatureMethod: method }, async (p) => {
-        assert.equal(p.signatureMethod, method);
-        const first = await p.runWindow(day('2026-11-20'));
+        assert.equal((await p.connection('default')).signatureMethod, method);
+        const first = await p.runWindow('transactions', day('2026-11-20'));
         assert.equal(first.error, undefined, JSON.stringify(first.error));
         assert.equal(first.status, 'loaded');
         assert.equal(first.rowsRead, ROWS_PER_DAY);
@@ -121,9 +121,9 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
         assert.ok(first.parquetBytes > 0 && first.bytes > first.parquetBytes);
         await assertTableEqualsSimulator(p, '2026-11-20');
 
-        const again = await p.runWindow(day('2026-11-20'));
+        const again = await p.runWindow('transactions', day('2026-11-20'));
         assert.equal(again.status, 'loaded');
-        await p.runWindow(day('2026-11-21'));
+        await p.runWindow('transactions', day('2026-11-21'));
         const db = await p.openDatabase();
         try {
           const counts = await db.query('SELECT dt, count(*) AS n, count(DISTINCT transaction_id) AS ids FROM transactions GROUP BY dt ORDER BY dt');
@@ -144,8 +144,8 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     const shipped = transactionsJson as { id: string; bodyTemplate: Record<string, unknown> };
     const pdfVariant = { ...shipped, id: 'transactions_pdf', format: 'PDF', bodyTemplate: { ...shipped.bodyTemplate, reportFormat: 'PDF' } };
     const catalog = ReportCatalog.fromSources([...reportSources(), { file: 'test: PDF variant', raw: pdfVariant }]);
-    await withPipeline({ reportId: 'transactions_pdf', catalog }, async (p) => {
-      const outcome = await p.runWindow(day('2026-11-20'));
+    await withPipeline({ catalog }, async (p) => {
+      const outcome = await p.runWindow('transactions_pdf', day('2026-11-20'));
       assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
       assert.equal(outcome.status, 'not-parsed');
       assert.equal(outcome.fetched?.kind, 'pdf');
@@ -161,7 +161,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
 
   it('schema drift leaves the raw file and a failed manifest, and no table file', async () => {
     await withPipeline({ simulator: { rowsPerDay: ROWS_PER_DAY, fault: { mode: 'schemaDrift' } } }, async (p) => {
-      const outcome = await p.runWindow(day('2026-11-20'));
+      const outcome = await p.runWindow('transactions', day('2026-11-20'));
       assert.equal(outcome.status, 'failed');
       assert.deepEqual([outcome.error?.stage, outcome.error?.code], ['parse', 'SchemaDrift']);
       assert.match(outcome.error!.message, /Merchant_Order_ID/);
@@ -175,7 +175,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
 
   it('a refused login fails the window at the fetch, with its typed code, and stores nothing', async () => {
     await withPipeline({ secret: { login: 'sim-merchant-hmac', controlKey: 'not-the-key' } }, async (p) => {
-      const outcome = await p.runWindow(day('2026-11-20'));
+      const outcome = await p.runWindow('transactions', day('2026-11-20'));
       assert.equal(outcome.status, 'failed');
       assert.deepEqual([outcome.error?.stage, outcome.error?.code], ['fetch', 'AuthenticationRefused']);
       assert.deepEqual(await keys(p.s3, p.buckets.raw, ''), []);
@@ -196,7 +196,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
       const lakeDir = await newLakeDir();
       await withPipeline({ lakeDir, s3Endpoint: store.endpoint, s3Credentials: LOCAL_LAKE_CREDENTIALS }, async (p) => {
         assert.equal(p.lake, undefined);
-        const outcome = await p.runWindow(day('2026-11-20'));
+        const outcome = await p.runWindow('transactions', day('2026-11-20'));
         assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
         assert.equal(outcome.status, 'loaded');
         assert.deepEqual(await keys(store.client, 'paynet-reports-local-curated', 'tables/'), ['tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet']);

@@ -47,9 +47,9 @@ describe('reports query over the local lake', () => {
   before(async () => {
     lakeDir = await mkdtemp(join(tmpdir(), 'query-lake-'));
     emptyDir = join(lakeDir, 'nothing-here');
-    const pipeline = await startLocalPipeline({ reportId: report.id, lakeDir, simulator: { rowsPerDay: 40 } });
+    const pipeline = await startLocalPipeline({ lakeDir, simulator: { rowsPerDay: 40 } });
     try {
-      outcomes = [await pipeline.runWindow(day(20)), await pipeline.runWindow(day(21))];
+      outcomes = [await pipeline.runWindow(report.id, day(20)), await pipeline.runWindow(report.id, day(21))];
     } finally {
       await pipeline.close();
     }
