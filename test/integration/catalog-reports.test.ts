@@ -17,7 +17,8 @@ import { QueryFailed } from '../../local/duckdb/duckdb.js';
 import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline/pipeline.js';
 import { runLocal } from '../../local/cli/run.js';
 import { definitionRows } from '../../local/simulator/definition-rows.js';
-import { DEFAULT_HMAC_LOGIN, generateTransactions, writeReportCsv } from '../../local/simulator/index.js';
+import { generateTransactions, writeReportCsv } from '../../local/simulator/index.js';
+import { simulatorLogin } from '../../local/connections/local-gateways.js';
 import { hasSampleColumns } from '../../local/simulator/transactions.js';
 import { listKeys, readObject } from '../helpers/lake-inspect.js';
 import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
@@ -53,7 +54,7 @@ const windowOf = (r: ReportDefinition): ReportWindow => windowAt(parseLocalDateT
 
 /** What the simulator sent for this report and window: the oracle. */
 const simulatedRows = (r: ReportDefinition, w: ReportWindow): string[][] =>
-  hasSampleColumns(r.columns) ? [...generateTransactions(DEFAULT_HMAC_LOGIN, w, ROWS_PER_DAY)] : [...definitionRows(r, DEFAULT_HMAC_LOGIN, w, ROWS_PER_DAY)];
+  hasSampleColumns(r.columns) ? [...generateTransactions(simulatorLogin(r.connection, 'hmac'), w, ROWS_PER_DAY)] : [...definitionRows(r, simulatorLogin(r.connection, 'hmac'), w, ROWS_PER_DAY)];
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

@@ -212,7 +212,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     const out = lines.join('\n');
     assert.equal(summary.failedWindows, 0);
     assert.equal(summary.failedQueries, 0);
-    assert.match(out, /embedded simulator\), login "sim-merchant-hmac" signing with HMAC-SHA1/);
+    assert.match(out, /^Connection "default": http:\/\/127\.0\.0\.1:\d+\/\S+ \(embedded simulator\), login "sim-default-hmac" signing with HMAC-SHA1, at most 2 request\(s\) at a time\.$/m);
     assert.match(out, /^ {2}2026-11-19 {2}CSV {5}loaded +250 +0 /m);
     assert.match(out, /^ {2}2026-11-20 {2}CSV {5}loaded +250 +0 /m);
     for (const name of ['daily_totals', 'latest_load_per_day', 'refunds_and_negative_amounts']) assert.match(out, new RegExp(`^── ${name}: `, 'm'));
