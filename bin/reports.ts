@@ -141,13 +141,13 @@ program
 program
   .command('backfill')
   .description('load every window of a date range, locally (the embedded pipeline) or by invoking the deployed fetch function; safe to re-run')
-  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .option('--report <id>', 'report definition id (config/reports/); repeat for several; default: every report', collect)
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
-  .option('--concurrency <n>', 'windows in flight at once: the most requests the gateway sees from the backfill', wholeNumber, 2)
+  .option('--concurrency <n>', "windows of a report in flight at once; never more than its connection's maxConcurrentRequests requests", wholeNumber, 2)
   .option('--force', 'local: also re-run windows whose manifest says they loaded (to pick up later status changes)')
-  .option('--gateway-url <url>', 'local: full endpoint URL of a gateway instead of the embedded simulator')
-  .option('--secret-file <file>', `local, with --gateway-url: ${SECRET_FILE_HELP}`)
+  .option('--gateway-url <[connection=]url>', 'local: full endpoint URL of a gateway for a connection (plain: "default") instead of its simulator; repeat per connection', collect)
+  .option('--secret-file <[connection=]file>', `local, with that connection's --gateway-url: ${SECRET_FILE_HELP}`, collect)
   .option('--lake <dir>', 'local: where the embedded S3 keeps its buckets', './.lake')
   .option('--s3-endpoint <url>', 'local: an S3-compatible store instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
@@ -156,6 +156,7 @@ program
   .option('--deployed', 'invoke the deployed fetch function (Lambda Invoke, one window per call) instead of running locally')
   .option('--function-name <name>', 'deployed: the fetch function\'s name or ARN')
   .option('--region <region>', 'deployed: the AWS region (default: from the environment or profile)')
+  .option('--environment <name>', "deployed: the environment (config/environments/<name>.json) whose maxConcurrentRequests cap each connection's windows in flight; default: the smallest of every environment file")
   .action(async (opts) => {
     const { backfillCommand } = await import('../local/cli/backfill.js');
     process.exitCode = await backfillCommand(opts);

@@ -3,8 +3,13 @@ import { showCount as count, showKib as kib } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
+import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
+import { loadEnvironments } from '../../lib/environment/environments.js';
+import { selectReports } from '../args/report-selection.js';
+import { parseConnectionFlags, realGatewaysOf } from '../connections/connection-flags.js';
+import { localRequestBounds } from '../connections/request-bound.js';
 import { lambdaWindowRunner } from '../pipeline/backfill-lambda.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import {
@@ -25,7 +30,6 @@ import { onInterrupt } from '../pipeline/interrupt.js';
 import { ensureWritableDir } from '../lake/lake-thread.js';
 import { startLocalPipeline, type LocalPipeline, type WindowOutcome } from '../pipeline/pipeline.js';
 import { findingsOf } from '../pipeline/check-summary.js';
-import { readSecretFile } from '../args/secret-file.js';
 import { simulatorVolume } from '../args/option-values.js';
 
 /**
@@ -40,22 +44,24 @@ import { simulatorVolume } from '../args/option-values.js';
  */
 
 export interface BackfillCommandOptions {
-  /** Default: the catalog's only report. */
-  report?: string;
+  /** Reports to backfill (`--report`, repeatable); default: every report of the catalog. */
+  report?: string | string[];
   from: string;
   to: string;
   /** Windows in flight at once (default 2: the fetch function's reserved concurrency). */
   concurrency: number;
   force?: boolean;
-  // Local mode, as `reports run`.
-  gatewayUrl?: string;
-  secretFile?: string;
+  // Local mode, as `reports run`: `[CONNECTION=]URL` and `[CONNECTION=]FILE`, repeatable.
+  gatewayUrl?: string | string[];
+  secretFile?: string | string[];
   lake: string;
   s3Endpoint?: string;
   // Deployed mode.
   deployed?: boolean;
   functionName?: string;
   region?: string;
+  /** Deployed: whose maxConcurrentRequests cap the windows in flight per connection; default: the smallest of every environment file. */
+  environment?: string;
   /** Load windows that have not ended yet in the report's time zone (refused otherwise). */
   allowIncomplete?: boolean;
   /** `--weekday-volume`, `--drop-date`: the embedded simulator's volume shape (local/simulator/volume.ts). */
@@ -94,8 +100,8 @@ function checkFlags(opts: BackfillCommandOptions): void {
   if (opts.deployed) {
     if (!opts.functionName) throw new ConfigurationError('--deployed needs --function-name: the fetch function of the stack (its name or ARN).');
     const local = [
-      opts.gatewayUrl && '--gateway-url',
-      opts.secretFile && '--secret-file',
+      listOf(opts.gatewayUrl).length && '--gateway-url',
+      listOf(opts.secretFile).length && '--secret-file',
       opts.s3Endpoint && '--s3-endpoint',
       opts.weekdayVolume !== undefined && '--weekday-volume',
       opts.dropDate?.length && '--drop-date',
@@ -106,105 +112,214 @@ function checkFlags(opts: BackfillCommandOptions): void {
     if (opts.force) throw new ConfigurationError('--force only applies to a local backfill: a deployed backfill skips nothing, it re-runs every window.');
     return;
   }
-  if (opts.functionName || opts.region) throw new ConfigurationError('--function-name and --region go with --deployed.');
-  if (opts.gatewayUrl && !opts.secretFile) {
-    throw new ConfigurationError('--gateway-url needs --secret-file: the JSON with the login and the control key or private key.');
+  if (opts.functionName || opts.region || opts.environment) throw new ConfigurationError('--function-name, --region and --environment go with --deployed.');
+}
+
+const listOf = (v: string | readonly string[] | undefined): readonly string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
+
+/** The reports and their windows of [--from, --to), each refused before any work if a window is incomplete or unprojected. */
+function plannedReports(catalog: ReportCatalog, opts: BackfillCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; windows: ReportWindow[] }> {
+  const named = listOf(opts.report).length > 0;
+  const selected = selectReports(catalog, opts.report);
+  const planned: Array<{ report: ReportDefinition; windows: ReportWindow[] }> = [];
+  for (const report of selected) {
+    let windows: ReportWindow[];
+    try {
+      windows = backfillWindows(report, opts.from, opts.to);
+    } catch (e) {
+      // Among every report, one whose windows are longer than the range is left out, not a reason to stop.
+      if (named || selected.length === 1 || !(e instanceof ConfigurationError)) throw e;
+      print(`Report "${report.id}": no ${report.window} window starts in [${opts.from}, ${opts.to}), so it is not backfilled.`);
+      continue;
+    }
+    refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
+    // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
+    refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
+    planned.push({ report, windows });
   }
-  if (opts.secretFile && !opts.gatewayUrl) {
-    throw new ConfigurationError('--secret-file goes with --gateway-url: the embedded simulator has its own test accounts.');
+  if (!planned.length) throw new ConfigurationError(`No report has a window starting in [${opts.from}, ${opts.to}).`);
+  return planned;
+}
+
+/** What the Ctrl-C handler reads: the report under way, its windows as they end and those in flight, and the reports after it. */
+interface BackfillState {
+  report?: ReportDefinition;
+  windows: ReportWindow[];
+  ended: WindowReport[];
+  inFlight: Set<ReportWindow>;
+  progress?: BackfillProgress;
+  pipeline?: LocalPipeline;
+  left: string[];
+}
+
+/** One report's windows through `runWindow`, a few at a time, with progress; its summary lines after. */
+async function backfillReport(
+  state: BackfillState,
+  job: { report: ReportDefinition; windows: ReportWindow[]; concurrency: number; plan: string },
+  opts: BackfillCommandOptions,
+  print: (line: string) => void,
+  runner: { runWindow: (w: ReportWindow) => Promise<WindowResult>; isLoaded?: (w: ReportWindow) => Promise<string | false> },
+): Promise<BackfillSummary> {
+  Object.assign(state, { report: job.report, windows: job.windows, ended: [], inFlight: new Set() });
+  print(job.plan);
+  const shown = startProgress(job.windows.length, { tty: opts.tty, log: print });
+  state.progress = shown;
+  const tracked = async (w: ReportWindow) => {
+    state.inFlight.add(w);
+    try {
+      return await runner.runWindow(w);
+    } finally {
+      state.inFlight.delete(w);
+    }
+  };
+  const onWindow = (r: WindowReport) => {
+    state.ended.push(r);
+    shown.window(r);
+  };
+  let summary: BackfillSummary;
+  try {
+    summary = await runBackfill({ windows: job.windows, concurrency: job.concurrency, runWindow: tracked, isLoaded: runner.isLoaded, force: opts.force, onWindow });
+  } finally {
+    shown.stop();
   }
-  if (opts.gatewayUrl) validateGatewayUrl(opts.gatewayUrl);
+  for (const line of summaryLines(summary, job.report.id)) print(line);
+  return summary;
+}
+
+const planOf = (report: ReportDefinition, windows: readonly ReportWindow[], concurrency: number) =>
+  `Backfill of "${report.id}": ${windows.length} ${report.window} window(s) ${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}, ${concurrency} at a time`;
+
+/** By invoking the deployed fetch function, each report at most its connection's maxConcurrentRequests windows at once. */
+async function backfillDeployed(state: BackfillState, planned: ReturnType<typeof plannedReports>, opts: BackfillCommandOptions, print: (line: string) => void) {
+  const boundOf = deployedBounds(opts.environment);
+  const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
+  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
+  try {
+    for (const { report, windows } of planned) {
+      state.left = planned.slice(planned.findIndex((p) => p.report === report) + 1).map((p) => p.report.id);
+      const bound = boundOf(report.connection);
+      const concurrency = Math.min(opts.concurrency, bound.limit);
+      const capped = concurrency < opts.concurrency ? ` (the connection "${report.connection}" allows ${bound.limit}: ${bound.source})` : '';
+      const plan = `${planOf(report, windows, concurrency)}${capped}, by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`;
+      const runWindow = lambdaWindowRunner({ client, functionName: opts.functionName!, reportId: report.id });
+      summaries.push({ reportId: report.id, summary: await backfillReport(state, { report, windows, concurrency, plan }, opts, print, { runWindow }) });
+    }
+  } finally {
+    client.destroy();
+  }
+  return summaries;
+}
+
+/**
+ * A deployed backfill adds its invocations to what the schedules send the same connection, so it keeps to that
+ * connection's maxConcurrentRequests: of --environment's file, or without it the smallest any environment file gives.
+ */
+function deployedBounds(environment: string | undefined): (connection: string) => { limit: number; source: string } {
+  if (environment === undefined) {
+    const strictest = localRequestBounds();
+    return (c) => ({ limit: strictest(c), source: 'the smallest maxConcurrentRequests of the environment files; --environment NAME reads one' });
+  }
+  const env = loadEnvironments().find((e) => e.name === environment);
+  if (!env) throw new ConfigurationError(`--environment ${environment}: there is no environment file of that name (config/environments/<name>.json).`);
+  return (c) => {
+    const connection = env.connections.find((x) => x.name === c);
+    if (!connection) throw new ConfigurationError(`--environment ${environment} defines no connection "${c}".`);
+    return { limit: connection.maxConcurrentRequests, source: `maxConcurrentRequests of environment "${environment}"` };
+  };
+}
+
+/** On this machine, through one pipeline for every report; each connection's requests within its bound (the pipeline's limiter). */
+async function backfillLocally(
+  state: BackfillState,
+  planned: ReturnType<typeof plannedReports>,
+  catalog: ReportCatalog,
+  opts: BackfillCommandOptions,
+  print: (line: string) => void,
+) {
+  const flags = parseConnectionFlags(opts, catalog.connections());
+  const simulated = planned.some((p) => !flags.some((f) => f.connection === p.report.connection));
+  const volume = simulatorVolume({ ...opts, gatewayUrl: simulated ? undefined : 'given' });
+  const local = await startLocalPipeline({
+    catalog,
+    gateways: await realGatewaysOf(flags),
+    lakeDir: opts.lake,
+    s3Endpoint: opts.s3Endpoint,
+    ...(volume ? { simulator: { volume } } : {}),
+  });
+  state.pipeline = local;
+  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
+  try {
+    for (const { report, windows } of planned) {
+      state.left = planned.slice(planned.findIndex((p) => p.report === report) + 1).map((p) => p.report.id);
+      const connection = await local.connection(report.connection);
+      const gateway = connection.simulator ? `the embedded simulator (${connection.endpointUrl})` : connection.endpointUrl;
+      const store = local.lake ? `lake ${show(opts.lake)}` : `S3 ${local.s3Endpoint}`;
+      const over = planned.length > 1 ? `, connection "${connection.name}"` : '';
+      const plan = `${planOf(report, windows, opts.concurrency)}, locally${over}: ${gateway} as "${connection.login}" (${connection.signatureMethod}), ${store}.`;
+      const runner = {
+        runWindow: async (w: ReportWindow) => localResult(await local.runWindow(report.id, w)),
+        isLoaded: (w: ReportWindow) => loadedReason(local.s3, local.buckets.curated, report.id, w),
+      };
+      summaries.push({ reportId: report.id, summary: await backfillReport(state, { report, windows, concurrency: opts.concurrency, plan }, opts, print, runner) });
+    }
+  } finally {
+    await local.close();
+  }
+  return summaries;
+}
+
+/** Every report's windows together, with each report's own summary. */
+function combined(summaries: ReadonlyArray<{ reportId: string; summary: BackfillSummary }>): BackfillRunSummary {
+  const all = summaries.map((s) => s.summary);
+  return {
+    reports: all.flatMap((s) => s.reports),
+    done: all.reduce((n, s) => n + s.done, 0),
+    failed: all.flatMap((s) => s.failed),
+    skipped: all.reduce((n, s) => n + s.skipped, 0),
+    notTried: all.reduce((n, s) => n + s.notTried, 0),
+    stoppedBy: all.find((s) => s.stoppedBy)?.stoppedBy,
+    ms: all.reduce((n, s) => n + s.ms, 0),
+    perReport: [...summaries],
+  };
+}
+
+export interface BackfillRunSummary extends BackfillSummary {
+  /** Each report's own summary, in the order they ran. */
+  perReport: Array<{ reportId: string; summary: BackfillSummary }>;
 }
 
 export async function runBackfillCommand(
   opts: BackfillCommandOptions,
   print: (line: string) => void = (l) => console.log(l),
-): Promise<BackfillSummary> {
+): Promise<BackfillRunSummary> {
   checkFlags(opts);
   // As in runLocal: the SDK's Node 22 notice would land in the middle of the progress output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const report = loadCatalog().chosen(opts.report);
-  const windows = backfillWindows(report, opts.from, opts.to);
-  refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
-  // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
-  refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
+  const catalog = loadCatalog();
+  const planned = plannedReports(catalog, opts, print);
   if (!opts.deployed) await ensureWritableDir(opts.lake);
-  const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
-  const plan = `Backfill of "${report.id}": ${windows.length} ${report.window} window(s) ${range}, ${opts.concurrency} at a time`;
 
-  // What has happened so far, for the Ctrl-C summary: windows as they end, and those in flight.
-  const ended: WindowReport[] = [];
-  const inFlight = new Set<ReportWindow>();
-  let progress: BackfillProgress | undefined;
-  let pipeline: LocalPipeline | undefined;
+  // What has happened so far, for the Ctrl-C summary.
+  const state: BackfillState = { windows: [], ended: [], inFlight: new Set(), left: [] };
   const stopListening = onInterrupt(() => {
     // The bar hid the cursor and turned line wrap off: give the terminal back before saying anything.
-    progress?.stop();
-    const abandoned = (pipeline?.abandonInFlight() ?? []).map((r) => r.window);
-    for (const line of interruptedLines({ windows, ended, inFlight: [...inFlight], abandoned, deployed: Boolean(opts.deployed) })) print(line);
+    state.progress?.stop();
+    const abandoned = (state.pipeline?.abandonInFlight() ?? []).map((r) => r.window);
+    const { windows, ended } = state;
+    for (const line of interruptedLines({ windows, ended, inFlight: [...state.inFlight], abandoned, deployed: Boolean(opts.deployed) })) print(line);
+    if (state.left.length) print(`Not started: the reports ${state.left.map((id) => `"${id}"`).join(', ')}.`);
   });
-
-  const execute = async (runWindow: (w: ReportWindow) => Promise<WindowResult>, isLoaded?: (w: ReportWindow) => Promise<string | false>) => {
-    const shown = startProgress(windows.length, { tty: opts.tty, log: print });
-    progress = shown;
-    const tracked = async (w: ReportWindow) => {
-      inFlight.add(w);
-      try {
-        return await runWindow(w);
-      } finally {
-        inFlight.delete(w);
-      }
-    };
-    const onWindow = (r: WindowReport) => {
-      ended.push(r);
-      shown.window(r);
-    };
-    try {
-      return await runBackfill({ windows, concurrency: opts.concurrency, runWindow: tracked, isLoaded, force: opts.force, onWindow });
-    } finally {
-      shown.stop();
-    }
-  };
-
-  let summary: BackfillSummary;
   try {
-    if (opts.deployed) {
-      const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
-      try {
-        print(`${plan}, by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`);
-        summary = await execute(lambdaWindowRunner({ client, functionName: opts.functionName!, reportId: report.id }));
-      } finally {
-        client.destroy();
-      }
-    } else {
-      const secret = opts.secretFile ? await readSecretFile(opts.secretFile) : undefined;
-      const volume = simulatorVolume(opts);
-      const local = await startLocalPipeline({
-        gatewayUrl: opts.gatewayUrl,
-        secret,
-        lakeDir: opts.lake,
-        s3Endpoint: opts.s3Endpoint,
-        ...(volume ? { simulator: { volume } } : {}),
-      });
-      pipeline = local;
-      try {
-        const connection = await local.connection(report.connection);
-        const gateway = connection.simulator ? `the embedded simulator (${connection.endpointUrl})` : connection.endpointUrl;
-        const store = local.lake ? `lake ${show(opts.lake)}` : `S3 ${local.s3Endpoint}`;
-        print(`${plan}, locally: ${gateway} as "${connection.login}" (${connection.signatureMethod}), ${store}.`);
-        summary = await execute(
-          async (w) => localResult(await local.runWindow(report.id, w)),
-          (w) => loadedReason(local.s3, local.buckets.curated, report.id, w),
-        );
-      } finally {
-        await local.close();
-      }
+    const summaries = opts.deployed ? await backfillDeployed(state, planned, opts, print) : await backfillLocally(state, planned, catalog, opts, print);
+    const all = combined(summaries);
+    if (summaries.length > 1) {
+      print('');
+      print(`Backfill of ${summaries.length} reports: ${all.reports.length} window(s): ${all.done} done, ${all.failed.length} failed, ${all.skipped} skipped${all.notTried ? `, ${all.notTried} not tried` : ''}.`);
     }
+    return all;
   } finally {
     stopListening();
   }
-  for (const line of summaryLines(summary, report.id)) print(line);
-  return summary;
 }
 
 /** The command's exit code: 1 when a window did not load (failed, or not tried after a failure that stops the run). */

@@ -13,6 +13,7 @@ import { headerLine } from '../../functions/core/gateway/answer.js';
 import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { fetchReport } from '../../functions/core/gateway/client.js';
 import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/time/window.js';
+import { runBackfillCommand } from '../../local/cli/backfill.js';
 import { runLocal } from '../../local/cli/run.js';
 import { openLakeDatabase } from '../../local/duckdb/duckdb.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
@@ -198,6 +199,30 @@ describe('npm start over many reports and connections', () => {
       fetchReport({ endpointUrl: sim.url, secret: sim.credentials.hmac, body: renderBody(catalog.get('beta').bodyTemplate, window), retry: { attempts: 1 } }),
       /HTTP 400.*Unknown reportIdentifier .*beta-report.*; this simulator serves alpha-report\./,
     );
+  });
+
+  it('backfill with no --report: every report over the range, a summary each, each connection on its simulator; --environment caps a deployed one', async () => {
+    const dir = await tempDir('connections-backfill-');
+    await useConnectionFixtures(
+      dir,
+      [
+        { id: 'alpha', connection: 'provider-a', reportIdentifier: 'alpha-report' },
+        { id: 'beta', connection: 'provider-b', reportIdentifier: 'beta-report' },
+      ],
+      { integration: [{ name: 'provider-a' }, { name: 'provider-b', maxConcurrentRequests: 1 }] },
+    );
+    const lines: string[] = [];
+    const summary = await runBackfillCommand({ from: DATE, to: '2026-11-23', concurrency: 2, lake: join(dir, 'lake'), tty: false }, (l) => void lines.push(l));
+    const out = lines.join('\n');
+    assert.deepEqual(summary.perReport.map((r) => [r.reportId, r.summary.done]), [['alpha', 3], ['beta', 3]], out);
+    assert.match(out, /^Backfill of "alpha": 3 P1D window\(s\) 2026-11-20 \.\. 2026-11-22, 2 at a time, locally, connection "provider-a": the embedded simulator \(\S+\) as "sim-provider-a-hmac"/m);
+    assert.match(out, /^Backfill of "beta": .* as "sim-provider-b-hmac"/m);
+    assert.match(out, /^Backfill of "beta": 3 window\(s\) in [\d.]+ s: 3 done, 0 failed, 0 skipped\.$/m);
+    assert.match(out, /^Backfill of 2 reports: 6 window\(s\): 6 done, 0 failed, 0 skipped\.$/m);
+
+    const deployed = { from: DATE, to: '2026-11-23', concurrency: 2, lake: join(dir, 'lake'), tty: false, deployed: true, functionName: 'f', region: 'eu-west-1' };
+    await assert.rejects(runBackfillCommand({ ...deployed, environment: 'nope' }, () => undefined), /--environment nope: there is no environment file of that name/);
+    await assert.rejects(runBackfillCommand({ ...deployed, deployed: false, functionName: undefined, region: undefined, environment: 'integration' }, () => undefined), /go with --deployed/);
   });
 
   it('a report naming a connection no environment defines is refused by npm start, naming the connection and the file', async () => {
