@@ -133,6 +133,7 @@ program
   .option('-f, --file <file>', 'read the SQL from a file, e.g. queries/transactions/daily_totals.sql')
   .option('--json', 'print JSON lines (bigint and decimal values as strings) instead of a table')
   .option('--list', 'list the views, their columns and how many Parquet files each covers')
+  .option('--report <id>', 'make the view of this report only; repeat for several; default: every report', collect)
   .action(async (sql: string | undefined, opts) => {
     const { runQueryCommand } = await import('../local/cli/query.js');
     process.exitCode = await runQueryCommand(sql, opts);
@@ -165,7 +166,7 @@ program
 program
   .command('reparse')
   .description('rebuild windows\' Parquet, rejects and manifests from the raw files already stored, with the current definition; never calls the gateway')
-  .option('--report <id>', 'report definition id (config/reports/); default: the only one')
+  .option('--report <id>', 'report definition id (config/reports/); repeat for several; default: every report', collect)
   .requiredOption('--from <date>', 'first window start, inclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm in the report time zone)')
   .requiredOption('--to <date>', 'end, exclusive (YYYY-MM-DD or YYYY-MM-DDTHH:mm)')
   .option('--lake <dir>', 'local: the lake directory (default ./.lake)')

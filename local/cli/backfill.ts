@@ -14,11 +14,14 @@ import { lambdaWindowRunner } from '../pipeline/backfill-lambda.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
 import {
   backfillWindows,
+  combineSummaries,
   interruptedLines,
+  multiReportLine,
   runBackfill,
   summaryLines,
   windowName,
   type BackfillSummary,
+  type MultiReportSummary,
   type WindowReport,
   type WindowResult,
 } from '../pipeline/backfill-runner.js';
@@ -268,30 +271,10 @@ async function backfillLocally(
   return summaries;
 }
 
-/** Every report's windows together, with each report's own summary. */
-function combined(summaries: ReadonlyArray<{ reportId: string; summary: BackfillSummary }>): BackfillRunSummary {
-  const all = summaries.map((s) => s.summary);
-  return {
-    reports: all.flatMap((s) => s.reports),
-    done: all.reduce((n, s) => n + s.done, 0),
-    failed: all.flatMap((s) => s.failed),
-    skipped: all.reduce((n, s) => n + s.skipped, 0),
-    notTried: all.reduce((n, s) => n + s.notTried, 0),
-    stoppedBy: all.find((s) => s.stoppedBy)?.stoppedBy,
-    ms: all.reduce((n, s) => n + s.ms, 0),
-    perReport: [...summaries],
-  };
-}
-
-export interface BackfillRunSummary extends BackfillSummary {
-  /** Each report's own summary, in the order they ran. */
-  perReport: Array<{ reportId: string; summary: BackfillSummary }>;
-}
-
 export async function runBackfillCommand(
   opts: BackfillCommandOptions,
   print: (line: string) => void = (l) => console.log(l),
-): Promise<BackfillRunSummary> {
+): Promise<MultiReportSummary> {
   checkFlags(opts);
   // As in runLocal: the SDK's Node 22 notice would land in the middle of the progress output.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -311,11 +294,8 @@ export async function runBackfillCommand(
   });
   try {
     const summaries = opts.deployed ? await backfillDeployed(state, planned, opts, print) : await backfillLocally(state, planned, catalog, opts, print);
-    const all = combined(summaries);
-    if (summaries.length > 1) {
-      print('');
-      print(`Backfill of ${summaries.length} reports: ${all.reports.length} window(s): ${all.done} done, ${all.failed.length} failed, ${all.skipped} skipped${all.notTried ? `, ${all.notTried} not tried` : ''}.`);
-    }
+    const all = combineSummaries(summaries);
+    for (const line of multiReportLine('Backfill', all)) print(line);
     return all;
   } finally {
     stopListening();

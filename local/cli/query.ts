@@ -2,12 +2,15 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { openLakeDatabase, QueryFailed } from '../duckdb/duckdb.js';
+import { selectReports } from '../args/report-selection.js';
 import { streamJsonLines, streamTable } from '../duckdb/result-table.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
 /**
- * `reports query` (`npm run query -- "SQL"`): SQL over the local lake, one view per report, printed as
+ * `reports query` (`npm run query -- "SQL"`): SQL over the local lake, one view per report (each `--report`'s, or every
+ * report's), printed as
  * an aligned table or as JSON lines. Results go to stdout; notes (empty views) and errors to stderr,
  * so `--json` output pipes cleanly into jq. The result is streamed, DuckDB chunk by chunk, with the
  * terminal's or pipe's backpressure: memory stays flat whatever the number of rows.
@@ -20,6 +23,8 @@ export interface QueryCommandOptions {
   /** Read the SQL from this file (e.g. queries/transactions/daily_totals.sql) instead of the argument. */
   file?: string;
   environment?: string;
+  /** The reports whose views are made (`--report`, repeatable); default: every report of the catalog. */
+  report?: string | string[];
 }
 
 export interface QueryOutput {
@@ -84,7 +89,8 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
     io.err(`note: there is no lake at ${opts.lake} yet (npm start creates it): every view is empty.`);
   }
 
-  const db = await openLakeDatabase({ lakeDir: opts.lake, environment: opts.environment });
+  const reports = selectReports(loadCatalog(), opts.report);
+  const db = await openLakeDatabase({ lakeDir: opts.lake, environment: opts.environment, reports });
   try {
     // Windows written under another definition (stale-notice.ts): said before any result, on stderr like the notes.
     for (const line of db.notices) io.err(line);

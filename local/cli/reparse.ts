@@ -4,11 +4,22 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { stackName } from '../../functions/core/naming.js';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { selectReports } from '../args/report-selection.js';
 import { rawKey } from '../../functions/core/lake/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
-import { backfillWindows, runBackfill, windowName, type BackfillSummary, type WindowReport } from '../pipeline/backfill-runner.js';
+import {
+  backfillWindows,
+  combineSummaries,
+  multiReportLine,
+  runBackfill,
+  windowName,
+  type BackfillSummary,
+  type MultiReportSummary,
+  type WindowReport,
+} from '../pipeline/backfill-runner.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { refusePdf } from '../pipeline/raw-objects.js';
 import { lambdaReparser } from '../pipeline/reparse-lambda.js';
@@ -17,7 +28,7 @@ import { reparseInterruptedLines, reparseSummaryLines, type ReparseTotals } from
 import type { Reparser } from '../pipeline/reparse-window.js';
 
 /**
- * `reports reparse --report ID --from D --to D`: rebuilds the windows' Parquet, rejects and manifests from the raw
+ * `reports reparse [--report ID]… --from D --to D`: rebuilds the windows' Parquet, rejects and manifests from the raw
  * files already stored, through the parse step's own code with the current definition. It never calls the gateway.
  * Locally on the lake (--lake, default ./.lake: local/pipeline/reparse-local.ts); with --environment NAME by
  * invoking that deployment's parse function (local/pipeline/reparse-lambda.ts). The windows run through backfill's
@@ -29,7 +40,8 @@ import type { Reparser } from '../pipeline/reparse-window.js';
  */
 
 export interface ReparseCommandOptions {
-  report?: string;
+  /** Reports to rebuild (`--report`, repeatable); default: every report of the catalog. */
+  report?: string | string[];
   from: string;
   to: string;
   /** Local mode: the lake directory (default ./.lake). */
@@ -98,20 +110,47 @@ export async function runReparseCommand(
   opts: ReparseCommandOptions,
   print: (line: string) => void = (l) => console.log(l),
   clients?: DeployedClients,
-): Promise<BackfillSummary> {
+): Promise<MultiReportSummary> {
   if (opts.environment && opts.lake) {
     throw new ConfigurationError('--lake is the local lake and --environment a deployment: give one (a deployed reparse re-drives that environment\'s parse function).');
   }
   if (opts.region && !opts.environment) throw new ConfigurationError('--region goes with --environment.');
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
-  const report = catalog.chosen(opts.report);
-  refusePdf(report);
-  const windows = backfillWindows(report, opts.from, opts.to);
-  const concurrency = opts.concurrency ?? 2;
-  const lake = opts.lake ?? './.lake';
-  const reparser = opts.environment ? await deployedReparser(opts, report, clients) : await localReparser({ lakeDir: lake, report, catalog });
+  const planned = plannedReports(catalog, opts, print);
+  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
+  for (const [i, { report, windows }] of planned.entries()) {
+    if (i > 0) print('');
+    const reparser = opts.environment ? await deployedReparser(opts, report, clients) : await localReparser({ lakeDir: opts.lake ?? './.lake', report, catalog });
+    summaries.push({ reportId: report.id, summary: await reparseReport(report, windows, reparser, opts, print) });
+  }
+  const all = combineSummaries(summaries);
+  for (const line of multiReportLine('Reparse', all)) print(line);
+  return all;
+}
 
+/** The reports (`--report`, repeatable; none: every report) and their windows; a PDF report, kept raw, has nothing to rebuild. */
+function plannedReports(catalog: ReportCatalog, opts: ReparseCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; windows: ReportWindow[] }> {
+  const asked = opts.report === undefined ? [] : typeof opts.report === 'string' ? [opts.report] : opts.report;
+  const selected = selectReports(catalog, opts.report);
+  const planned: Array<{ report: ReportDefinition; windows: ReportWindow[] }> = [];
+  for (const report of selected) {
+    try {
+      refusePdf(report);
+      planned.push({ report, windows: backfillWindows(report, opts.from, opts.to) });
+    } catch (e) {
+      // A report someone named must reparse; among every report, one with nothing to rebuild is only noted.
+      if (asked.length || selected.length === 1 || !(e instanceof ConfigurationError)) throw e;
+      print(`Report "${report.id}" is left out: ${e.message}`);
+    }
+  }
+  if (!planned.length) throw new ConfigurationError(`No report has a window to rebuild in [${opts.from}, ${opts.to}).`);
+  return planned;
+}
+
+/** One report's windows rebuilt, a few at a time, with progress and its summary; Ctrl-C says what is done. */
+async function reparseReport(report: ReportDefinition, windows: ReportWindow[], reparser: Reparser, opts: ReparseCommandOptions, print: (line: string) => void): Promise<BackfillSummary> {
+  const concurrency = opts.concurrency ?? 2;
   const ended: WindowReport[] = [];
   const inFlight = new Set<ReportWindow>();
   let progress: BackfillProgress | undefined;

@@ -224,3 +224,34 @@ export function interruptedLines(state: {
   if (first) lines.push(`A deployed backfill skips nothing: to carry on, re-run it with --from ${windowName(first)} (a re-run overwrites, never duplicates).`);
   return lines;
 }
+
+/** Several reports' backfills (or reparses) as one: every window, with each report's own summary kept. */
+export interface MultiReportSummary extends BackfillSummary {
+  /** Each report's own summary, in the order they ran. */
+  perReport: Array<{ reportId: string; summary: BackfillSummary }>;
+}
+
+export function combineSummaries(summaries: ReadonlyArray<{ reportId: string; summary: BackfillSummary }>): MultiReportSummary {
+  const all = summaries.map((s) => s.summary);
+  const total = (f: (s: BackfillSummary) => number) => all.reduce((n, s) => n + f(s), 0);
+  return {
+    reports: all.flatMap((s) => s.reports),
+    done: total((s) => s.done),
+    failed: all.flatMap((s) => s.failed),
+    skipped: total((s) => s.skipped),
+    notTried: total((s) => s.notTried),
+    stoppedBy: all.find((s) => s.stoppedBy)?.stoppedBy,
+    ms: total((s) => s.ms),
+    perReport: [...summaries],
+  };
+}
+
+/** The closing line of a command over several reports (none for one: its own summary says it all). */
+export function multiReportLine(verb: string, s: MultiReportSummary): string[] {
+  if (s.perReport.length < 2) return [];
+  return [
+    '',
+    `${verb} of ${s.perReport.length} reports: ${s.reports.length} window(s): ${s.done} done, ${s.failed.length} failed, ${s.skipped} skipped` +
+      `${s.notTried ? `, ${s.notTried} not tried` : ''}.`,
+  ];
+}

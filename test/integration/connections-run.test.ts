@@ -14,6 +14,8 @@ import { renderBody } from '../../functions/core/gateway/body-template.js';
 import { fetchReport } from '../../functions/core/gateway/client.js';
 import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/time/window.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
+import { runQueryCommand } from '../../local/cli/query.js';
+import { runReparseCommand } from '../../local/cli/reparse.js';
 import { runLocal } from '../../local/cli/run.js';
 import { openLakeDatabase } from '../../local/duckdb/duckdb.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
@@ -201,7 +203,7 @@ describe('npm start over many reports and connections', () => {
     );
   });
 
-  it('backfill with no --report: every report over the range, a summary each, each connection on its simulator; --environment caps a deployed one', async () => {
+  it('backfill, reparse and query with no --report: every report, a summary each, each connection on its simulator; --report narrows; --environment goes with --deployed', async () => {
     const dir = await tempDir('connections-backfill-');
     await useConnectionFixtures(
       dir,
@@ -219,6 +221,20 @@ describe('npm start over many reports and connections', () => {
     assert.match(out, /^Backfill of "beta": .* as "sim-provider-b-hmac"/m);
     assert.match(out, /^Backfill of "beta": 3 window\(s\) in [\d.]+ s: 3 done, 0 failed, 0 skipped\.$/m);
     assert.match(out, /^Backfill of 2 reports: 6 window\(s\): 6 done, 0 failed, 0 skipped\.$/m);
+
+    // reparse and query take the same selection: every report by default, or those --report names.
+    const rebuilt: string[] = [];
+    const reparsed = await runReparseCommand({ from: DATE, to: '2026-11-23', lake: join(dir, 'lake'), tty: false }, (l) => void rebuilt.push(l));
+    assert.deepEqual(reparsed.perReport.map((r) => [r.reportId, r.summary.done]), [['alpha', 3], ['beta', 3]], rebuilt.join('\n'));
+    const one = await runReparseCommand({ report: ['beta'], from: DATE, to: '2026-11-21', lake: join(dir, 'lake'), tty: false }, () => undefined);
+    assert.deepEqual(one.perReport.map((r) => [r.reportId, r.summary.done]), [['beta', 1]]);
+    const listed: string[] = [];
+    const io = { out: (t: string) => void listed.push(t), err: () => undefined };
+    assert.equal(await runQueryCommand(undefined, { lake: join(dir, 'lake'), list: true }, io), 0);
+    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['alpha', 'beta']);
+    listed.length = 0;
+    assert.equal(await runQueryCommand(undefined, { lake: join(dir, 'lake'), list: true, report: ['beta'] }, io), 0);
+    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['beta']);
 
     const deployed = { from: DATE, to: '2026-11-23', concurrency: 2, lake: join(dir, 'lake'), tty: false, deployed: true, functionName: 'f', region: 'eu-west-1' };
     await assert.rejects(runBackfillCommand({ ...deployed, environment: 'nope' }, () => undefined), /--environment nope: there is no environment file of that name/);
