@@ -98,8 +98,6 @@ interface RunState {
   started: number;
   /** By item index, as windows end (in any order). */
   outcomes: Array<WindowOutcome | undefined>;
-  /** Items a run-stopping failure left untried. */
-  stopped: Set<number>;
   /** Set once the pipeline has started. */
   pipeline: LocalPipeline | undefined;
   queries: number;
@@ -156,7 +154,7 @@ async function prepareRun(opts: RunLocalOptions, print: (line: string) => void):
   const gateways = await realGatewaysOf(gatewayFlags);
   const started = performance.now();
   const outcomes = plan.items.map(() => undefined);
-  return { opts, print, catalog, plan, gatewayFlags, gateways, volume, started, outcomes, stopped: new Set(), pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0 };
+  return { opts, print, catalog, plan, gatewayFlags, gateways, volume, started, outcomes, pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0 };
 }
 
 const ended = (run: RunState): WindowOutcome[] => run.outcomes.filter((o): o is WindowOutcome => o !== undefined);
@@ -234,7 +232,6 @@ async function loadWindows(run: RunState, pipeline: LocalPipeline, connections: 
     run: (item) => pipeline.runWindow(item.report.id, item.window),
     onOutcome: (index, outcome, stopped) => {
       run.outcomes[index] = outcome;
-      for (const j of stopped) run.stopped.add(j);
       table.add(index, outcome, stopped);
     },
   });

@@ -1,3 +1,4 @@
+import { DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { DEFAULT_SIGNATURE_METHOD, signatureMethodOf, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
@@ -112,7 +113,7 @@ export class LocalGateways {
       samples,
       onlyReports: true,
     });
-    const secret = (name === 'default' && options.defaultSecret) || testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD);
+    const secret = (name === DEFAULT_CONNECTION && options.defaultSecret) || testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD);
     const connection = { name, endpointUrl: sim.url, login: secret.login, signatureMethod: signatureMethodOf(secret), simulator: sim, maxConcurrentRequests };
     return { connection, loadSecret: async () => secret };
   }
