@@ -12,6 +12,7 @@ import { isWholeParquet } from '../../local/pipeline/interrupt.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
 import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
+import { useConnectionFixtures } from '../helpers/connection-fixtures.js';
 
 /**
  * Ctrl-C in `run` and `backfill`, through a real child process. Where util-linux `script` exists the
@@ -123,6 +124,34 @@ describe('Ctrl-C in run and backfill', { skip: process.platform === 'win32' && '
       output,
     );
     assert.doesNotMatch(output, /Saved queries|Done:/);
+    assert.doesNotMatch(output, /Error:|\n\s+at /, 'no stack trace');
+  });
+
+  it('run over two reports on two connections: both windows in flight named, one command resumes both with each connection\'s flags', async () => {
+    // Last: the catalog and environments it points at stay for the rest of this process.
+    await useConnectionFixtures(join(dir, 'two'), [{ id: 'alpha', connection: 'default' }, { id: 'beta', connection: 'provider-b' }], {
+      integration: [{ name: 'default' }, { name: 'provider-b' }],
+    });
+    const lake = join(dir, 'two-lake');
+    const args = ['run', '--from', '2026-11-01', '--to', '2026-11-03', '--lake', lake];
+    args.push('--gateway-url', hangingUrl, '--secret-file', secretFile, '--gateway-url', `provider-b=${hangingUrl}`, '--secret-file', `provider-b=${secretFile}`);
+    // The first window of each connection goes alone: two requests, one per connection, then nothing more.
+    let seen = 0;
+    const both = new Promise<void>((resolve) => {
+      arrived = () => {
+        if (++seen === 2) resolve();
+      };
+    });
+    const { code, output } = await interrupt(args, both);
+    assert.equal(code, 130, output);
+    assert.match(output, /Interrupted: 4 window\(s\) asked: 0 loaded, 0 failed, 2 stopped in flight \(alpha 2026-11-01, beta 2026-11-01\), 2 not tried\./);
+    assert.ok(
+      output.includes(
+        `Re-run to resume where it stopped (a re-run overwrites, never duplicates): npm start -- --report alpha --report beta --from 2026-11-01 --to 2026-11-03 ` +
+          `--gateway-url ${hangingUrl} --secret-file ${secretFile} --gateway-url provider-b=${hangingUrl} --secret-file provider-b=${secretFile} --lake `,
+      ),
+      output,
+    );
     assert.doesNotMatch(output, /Error:|\n\s+at /, 'no stack trace');
   });
 });
