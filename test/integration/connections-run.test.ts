@@ -170,20 +170,33 @@ describe('npm start over many reports and connections', () => {
     assert.match(lines[headingB + 1]!, new RegExp(`^ {2}beta {4}${DATE} {2}CSV {5}loaded +11 `));
   });
 
-  it('with no gateway given, each connection has a simulator of its own, a login naming it, serving only its reports', async () => {
+  it('with no gateway given, each connection has a simulator of its own, a login naming it, serving only its reports; rows grouped by connection', async () => {
     const dir = await tempDir('connections-simulated-');
     await useConnectionFixtures(
       dir,
       [
         { id: 'alpha', connection: 'provider-a', reportIdentifier: 'alpha-report' },
         { id: 'beta', connection: 'provider-b', reportIdentifier: 'beta-report' },
+        { id: 'gamma', connection: 'provider-a', reportIdentifier: 'gamma-report' },
       ],
       { integration: [{ name: 'provider-a', maxConcurrentRequests: 1 }, { name: 'provider-b' }] },
     );
     const lines: string[] = [];
     const summary = await runLocal({ from: DATE, to: '2026-11-22', lake: join(dir, 'lake') }, (l) => void lines.push(l));
     const out = lines.join('\n');
-    assert.deepEqual([summary.asked, summary.loaded], [4, 4], out);
+    assert.deepEqual([summary.asked, summary.loaded], [6, 6], out);
+    // Catalog order is alpha, beta, gamma; the table goes connection by connection.
+    const table = lines.filter((l) => /^(Connection |  (alpha|beta|gamma) )/.test(l)).map((l) => (l.startsWith('Connection') ? l.split(':')[0] : l.trim().split(/ +/).slice(0, 2).join(' ')));
+    assert.deepEqual(table, [
+      'Connection "provider-a"',
+      `alpha ${DATE}`,
+      'alpha 2026-11-21',
+      `gamma ${DATE}`,
+      'gamma 2026-11-21',
+      'Connection "provider-b"',
+      `beta ${DATE}`,
+      'beta 2026-11-21',
+    ]);
     const headings = lines.filter((l) => l.startsWith('Connection '));
     assert.equal(headings.length, 2, out);
     assert.match(headings[0]!, /^Connection "provider-a": (http:\/\/127\.0\.0\.1:\d+)\/\S+ \(embedded simulator\), login "sim-provider-a-hmac" signing with HMAC-SHA1, at most 1 request\(s\) at a time\.$/);
@@ -199,7 +212,7 @@ describe('npm start over many reports and connections', () => {
     const window = windowAt(parseLocalDateTime(DATE), parseWindowSize('P1D'));
     await assert.rejects(
       fetchReport({ endpointUrl: sim.url, secret: sim.credentials.hmac, body: renderBody(catalog.get('beta').bodyTemplate, window), retry: { attempts: 1 } }),
-      /HTTP 400.*Unknown reportIdentifier .*beta-report.*; this simulator serves alpha-report\./,
+      /HTTP 400.*Unknown reportIdentifier .*beta-report.*; this simulator serves alpha-report, gamma-report\./,
     );
   });
 
