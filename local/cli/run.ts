@@ -200,6 +200,7 @@ async function startPipeline(run: RunState, lakeThread: LakeThread | undefined):
     lakeThread,
     catalog: run.catalog,
     gateways: run.gateways,
+    connections: run.plan.connections,
     lakeDir: opts.lake,
     s3Endpoint: opts.s3Endpoint,
     simulator: opts.sample?.length || volume ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume } : undefined,

@@ -41,7 +41,9 @@ import { localRequestBounds } from '../connections/request-bound.js';
  *   -> ObjectCreated event -> an SQS-shaped message -> handleParseBatch (the parse function's logic)
  *   -> Parquet, rejects and manifest in the curated bucket -> DuckDB views over the files on disk.
  *
- * `npm start` (local/cli/run.ts) and `reports backfill` run windows through this. Differences from AWS:
+ * Each report goes over its connection: a real gateway when one was given for it, else an embedded simulator of the
+ * connection's own (local/connections/local-gateways.ts), never more requests in flight to it than its bound.
+ * `npm start` (local/cli/run.ts) and `reports backfill` run windows of any report through this. Differences from AWS:
  * no SQS retries or dead-letter queue (a failed parse is reported in the window's outcome at once), no
  * object versions (s3rver has none), and no metrics unless asked for (the handlers' logs stay silent unless
  * POWERTOOLS_LOG_LEVEL is set).
@@ -69,6 +71,8 @@ export interface LocalPipelineOptions {
   catalog?: ReportCatalog;
   /** Settings of the embedded simulators (rows per day, a fault mode, sample files); each serves its connection's reports. */
   simulator?: SimulatorOptions;
+  /** Connections whose simulators start while the lake does (the others start on first use). */
+  connections?: readonly string[];
   /** Requests in flight at most per connection; default: the smallest maxConcurrentRequests of the environment files (request-bound.ts). */
   maxConcurrentRequests?: (connection: string) => number;
   /** Gateway client settings (tests shorten retries). */
@@ -194,7 +198,11 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
   try {
     const gateways = localGateways(options, catalog);
     closers.push(() => gateways.close());
+    const warming = Promise.all((options.connections ?? []).map((c) => gateways.connection(c)));
+    // Awaited once the lake is up; should the lake fail first, its own failure is the one reported.
+    warming.catch(() => undefined);
     const store = await openStore(options, buckets, closers);
+    await warming;
     const { fetchDeps, parseDeps } = handlerDeps({ options, catalog, environment, logger, buckets, s3: store.s3 }, gateways);
     const { lake, s3 } = store;
     const chain: Chain = { options, environment, catalog, gateways, buckets, lake, s3, fetchDeps, parseDeps, parsed: new Map(), parseErrors: new Map(), inFlight: new Set() };
