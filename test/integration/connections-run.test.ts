@@ -186,7 +186,7 @@ describe('npm start over many reports and connections', () => {
     const out = lines.join('\n');
     assert.deepEqual([summary.asked, summary.loaded], [6, 6], out);
     // Catalog order is alpha, beta, gamma; the table goes connection by connection.
-    const table = lines.filter((l) => /^(Connection |  (alpha|beta|gamma) )/.test(l)).map((l) => (l.startsWith('Connection') ? l.split(':')[0] : l.trim().split(/ +/).slice(0, 2).join(' ')));
+    const table = lines.filter((l) => /^(Connection | {2}(alpha|beta|gamma) )/.test(l)).map((l) => (l.startsWith('Connection') ? l.split(':')[0] : l.trim().split(/ +/).slice(0, 2).join(' ')));
     assert.deepEqual(table, [
       'Connection "provider-a"',
       `alpha ${DATE}`,
