@@ -1,3 +1,4 @@
+import { simulatorLogin } from '../connections/local-gateways.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
@@ -136,9 +137,12 @@ async function simulatorTargets(opts: TargetOptions, catalog: ReportCatalog): Pr
   const targets: CheckTarget[] = [];
   try {
     for (const connection of names) {
-      // The default connection keeps the simulator's own test login; any other gets its own, as a second provider would.
-      const login = connection === DEFAULT_CONNECTION ? undefined : `sim-merchant-${connection}`;
-      const sim = await startSimulator({ reports: catalog.reportsOver(connection), ...(login ? { hmac: { login } } : {}) });
+      // The logins `npm start` gives each connection's simulator (local/connections/local-gateways.ts), as a second provider would.
+      const sim = await startSimulator({
+        reports: catalog.reportsOver(connection),
+        hmac: { login: simulatorLogin(connection, 'hmac') },
+        rsa: { login: simulatorLogin(connection, 'rsa') },
+      });
       sims.push(sim);
       const secret = testSecretOf(sim.credentials, DEFAULT_SIGNATURE_METHOD);
       targets.push({ connection, endpointUrl: sim.url, secret, credentials: 'the embedded simulator\'s test account', reports: reportsOver(catalog, connection, opts) });

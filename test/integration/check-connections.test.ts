@@ -81,8 +81,8 @@ describe('reports check over two connections, without an environment', () => {
     assert.equal(r.code, 0, r.text);
     const lines = verdictLines(r.text);
     assert.equal(lines.length, 2, r.text);
-    assert.match(lines[0]!, /^ {2}OK +default: http:\/\/127\.0\.0\.1:\d+\/paynet-ui\/services\/v2\/rpt-engine, the embedded simulator's test account, login "sim-merchant-hmac" \(HMAC-SHA1\); report check_a: OK: this answer would load$/);
-    assert.match(lines[1]!, /^ {2}OK +provider-b: http:\/\/127\.0\.0\.1:\d+\/.*login "sim-merchant-provider-b" \(HMAC-SHA1\); report payouts_cp1251: OK/);
+    assert.match(lines[0]!, /^ {2}OK +default: http:\/\/127\.0\.0\.1:\d+\/paynet-ui\/services\/v2\/rpt-engine, the embedded simulator's test account, login "sim-default-hmac" \(HMAC-SHA1\); report check_a: OK: this answer would load$/);
+    assert.match(lines[1]!, /^ {2}OK +provider-b: http:\/\/127\.0\.0\.1:\d+\/.*login "sim-provider-b-hmac" \(HMAC-SHA1\); report payouts_cp1251: OK/);
     const port = (line: string) => /127\.0\.0\.1:(\d+)/.exec(line)![1];
     assert.notEqual(port(lines[0]!), port(lines[1]!), 'a simulator each');
     assert.match(r.text, /^ {2}Connection: +provider-b$/m);
@@ -93,7 +93,7 @@ describe('reports check over two connections, without an environment', () => {
     assert.equal(r.code, 0, r.text);
     assert.deepEqual(
       r.results!.map((x) => [x.connection, x.report, x.login, x.ok]),
-      [['provider-b', 'payouts_cp1251', 'sim-merchant-provider-b', true]],
+      [['provider-b', 'payouts_cp1251', 'sim-provider-b-hmac', true]],
     );
   });
 
