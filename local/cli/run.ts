@@ -226,7 +226,6 @@ function printRunHeader(run: RunState, pipeline: LocalPipeline): void {
 /** Every window, a few at a time (local/run/run-schedule.ts), each a table row once the rows before it are shown. */
 async function loadWindows(run: RunState, pipeline: LocalPipeline, connections: ReadonlyMap<string, LocalConnection>): Promise<void> {
   const table = new RunTable(run.print, run.plan.items, connections);
-  table.printHeader();
   await runScheduled(run.plan.items, {
     concurrency: run.opts.concurrency ?? DEFAULT_RUN_CONCURRENCY,
     boundOf: (c) => connections.get(c)!.maxConcurrentRequests,

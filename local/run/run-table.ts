@@ -29,8 +29,8 @@ export class RunTable {
     this.windowWidth = Math.max(6, ...items.map((i) => windowLabel(i.report, i.window).length));
   }
 
-  /** The column names, once above every group. */
-  printHeader(): void {
+  /** The column names, under each connection's heading. */
+  private printHeader(): void {
     const report = this.reportWidth ? `${'report'.padEnd(this.reportWidth)}  ` : '';
     this.print(`  ${report}${'window'.padEnd(this.windowWidth)}  format  status       rows  rejected      raw bytes       parquet      ms  checks`);
   }
@@ -49,6 +49,7 @@ export class RunTable {
       if (item.report.connection !== this.shownConnection) {
         this.shownConnection = item.report.connection;
         this.print(connectionHeading(this.connections.get(item.report.connection)!));
+        this.printHeader();
       }
       this.printRow(item, r.outcome);
       if (r.stopped) this.print(`      the ${r.stopped} later window(s) were not tried: every one would fail the same way (${stopReason(r.outcome)})`);

@@ -165,9 +165,10 @@ describe('npm start over many reports and connections', () => {
     const headingA = lines.findIndex((l) => l === `Connection "provider-a": ${a.url}, login "merchant-a" signing with HMAC-SHA1, at most 2 request(s) at a time.`);
     const headingB = lines.findIndex((l) => l === `Connection "provider-b": ${b.url}, login "merchant-b" signing with RSA-SHA256, at most 2 request(s) at a time.`);
     assert.ok(headingA > 0 && headingB > headingA, out);
-    assert.match(lines[headingA - 1]!, /^ {2}report {2}window {6}format {2}status/);
-    assert.match(lines[headingA + 1]!, new RegExp(`^ {2}alpha {3}${DATE} {2}CSV {5}loaded +7 `));
-    assert.match(lines[headingB + 1]!, new RegExp(`^ {2}beta {4}${DATE} {2}CSV {5}loaded +11 `));
+    // Each group under its heading reads on its own: the column names, then its rows.
+    for (const heading of [headingA, headingB]) assert.match(lines[heading + 1]!, /^ {2}report {2}window {6}format {2}status/);
+    assert.match(lines[headingA + 2]!, new RegExp(`^ {2}alpha {3}${DATE} {2}CSV {5}loaded +7 `));
+    assert.match(lines[headingB + 2]!, new RegExp(`^ {2}beta {4}${DATE} {2}CSV {5}loaded +11 `));
   });
 
   it('with no gateway given, each connection has a simulator of its own, a login naming it, serving only its reports; rows grouped by connection', async () => {
