@@ -27,6 +27,8 @@ export interface RealGatewayFlag {
 export interface RealGateway {
   readonly endpointUrl: string;
   loadSecret(options?: { fresh?: boolean }): Promise<GatewaySecret>;
+  /** Where a new value goes after a refusal: the secret file, as given. */
+  readonly credentials: string;
 }
 
 const listOf = (v: string | readonly string[] | undefined): readonly string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
@@ -92,6 +94,7 @@ export async function realGatewaysOf(flags: readonly RealGatewayFlag[]): Promise
     let secret = await readSecretFile(secretFile);
     gateways[connection] = {
       endpointUrl: url,
+      credentials: `secret file ${secretFile}`,
       loadSecret: async (options) => {
         if (options?.fresh) secret = await readSecretFile(secretFile);
         return secret;

@@ -46,6 +46,8 @@ export const simulatorLogin = (connection: string, account: 'hmac' | 'rsa'): str
 interface Started {
   connection: LocalConnection;
   loadSecret: GatewayConnection['loadSecret'];
+  /** Named by a refusal as where the new value goes. */
+  credentials: string;
 }
 
 export class LocalGateways {
@@ -73,7 +75,7 @@ export class LocalGateways {
   connectionOf(name: string): GatewayConnection {
     const started = this.ready.get(name);
     if (!started) throw new ConfigurationError(`The connection "${name}" is not one this run has started.`);
-    return { name, endpointUrl: started.connection.endpointUrl, loadSecret: started.loadSecret };
+    return { name, endpointUrl: started.connection.endpointUrl, loadSecret: started.loadSecret, credentials: started.credentials };
   }
 
   /** Runs `task` (one window's requests) when the connection has a request slot free. */
@@ -99,7 +101,7 @@ export class LocalGateways {
     if (real) {
       const secret = await real.loadSecret();
       const connection = { name, endpointUrl: real.endpointUrl, login: secret.login, signatureMethod: signatureMethodOf(secret), simulator: undefined, maxConcurrentRequests };
-      return { connection, loadSecret: (o) => real.loadSecret(o) };
+      return { connection, loadSecret: (o) => real.loadSecret(o), credentials: real.credentials };
     }
     // Loaded only here: with real gateways only, the simulator's modules (the PDF writer among them) cost ~20 MB and ~0.5 s for nothing.
     const { startSimulator, testSecretOf } = await import('../simulator/index.js');
@@ -115,7 +117,7 @@ export class LocalGateways {
     });
     const secret = (name === DEFAULT_CONNECTION && options.defaultSecret) || testSecretOf(sim.credentials, options.signatureMethod ?? DEFAULT_SIGNATURE_METHOD);
     const connection = { name, endpointUrl: sim.url, login: secret.login, signatureMethod: signatureMethodOf(secret), simulator: sim, maxConcurrentRequests };
-    return { connection, loadSecret: async () => secret };
+    return { connection, loadSecret: async () => secret, credentials: "the embedded simulator's test account" };
   }
 }
 

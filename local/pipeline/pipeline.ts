@@ -218,7 +218,7 @@ export async function startLocalPipeline(options: LocalPipelineOptions): Promise
 function localGateways(options: LocalPipelineOptions, catalog: ReportCatalog): LocalGateways {
   const real = { ...options.gateways };
   const { gatewayUrl, secret } = options;
-  if (gatewayUrl && secret) real[DEFAULT_CONNECTION] = { endpointUrl: gatewayUrl, loadSecret: async () => secret };
+  if (gatewayUrl && secret) real[DEFAULT_CONNECTION] = { endpointUrl: gatewayUrl, loadSecret: async () => secret, credentials: 'the secret given' };
   return new LocalGateways({
     catalog,
     real,

@@ -178,6 +178,10 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
       const outcome = await p.runWindow('transactions', day('2026-11-20'));
       assert.equal(outcome.status, 'failed');
       assert.deepEqual([outcome.error?.stage, outcome.error?.code], ['fetch', 'AuthenticationRefused']);
+      // It names the connection, the login, the reports it stops and where the right value goes; never the key.
+      assert.match(outcome.error!.message, /connection "default" refused to authorise login "sim-merchant-hmac" signing with HMAC-SHA1/);
+      assert.match(outcome.error!.message, /Every report over this connection stops until it is fixed: "transactions"\..*into the connection's secret, the embedded simulator's test account\./);
+      assert.doesNotMatch(outcome.error!.message, /not-the-key/);
       assert.deepEqual(await keys(p.s3, p.buckets.raw, ''), []);
     });
   });
