@@ -216,7 +216,7 @@ export class ReportsPipelineStack extends Stack {
       parseQueue: this.parse.queue,
       deadLetterQueues,
       connectionQueues: this.fetch.queues.queues,
-      reportIds: reports.map((r) => r.id),
+      reports: reports.map((r) => ({ id: r.id, connection: r.connection })),
       parseLogGroup: this.parse.function.logGroup,
     });
   }

@@ -5,7 +5,15 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
-import { fetchOutcomesSearch, MetricName, reportMetric } from '../metrics.js';
+import { connectionScopes, reportsByConnection, type ConnectionScope } from './dashboard/connection-scopes.js';
+import { conditionBudget } from './dashboard/insights.js';
+import { chosenConnectionRows, connectionVariable, perConnectionRows, worstReportsRows } from './dashboard/report-widgets.js';
+
+/** A report as the dashboard needs it: its id and the connection it is fetched over. */
+export interface DashboardReport {
+  readonly id: string;
+  readonly connection: string;
+}
 
 export interface DashboardProps {
   readonly environment: string;
@@ -16,7 +24,7 @@ export interface DashboardProps {
   readonly deadLetterQueues: Record<string, sqs.IQueue>;
   /** Each connection's queue of scheduled runs, by connection name (lib/constructs/fetch-queues.ts). */
   readonly connectionQueues?: ReadonlyMap<string, sqs.IQueue>;
-  readonly reportIds: readonly string[];
+  readonly reports: readonly DashboardReport[];
   /** The parse function's log group: its "Data quality finding" lines name the flagged windows. */
   readonly parseLogGroup: logs.ILogGroup;
 }
@@ -24,100 +32,101 @@ export interface DashboardProps {
 /** Daily reports: an hour per point keeps a two-week view readable. */
 const PERIOD = Duration.hours(1);
 const WIDTH = 12; // two graphs per row (the grid is 24 wide)
+const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+  new cloudwatch.GraphWidget({ title, left, right, width: WIDTH, height: 6, period: PERIOD });
+const heading = (markdown: string, height = 1) => new cloudwatch.TextWidget({ markdown, width: 24, height });
+const depth = (label: string, q: sqs.IQueue) =>
+  q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label });
+const oldest = (label: string, q: sqs.IQueue) =>
+  q.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label });
 
 /**
- * One CloudWatch dashboard per environment: runs and failures of both functions, fetch outcomes and
- * completed loads, rows written and rejected, bytes fetched, durations, load lag per report, the
- * queues (work and dead letters), and the data checks: findings and repeated keys per report, and a
- * table of the flagged windows (a metric cannot say which window; the parse log line does).
+ * One CloudWatch dashboard per environment, the same widgets at 1 report and at 500: runs and durations of both
+ * functions; the reports' metrics per connection, the environment's worst reports, and the reports of the connection
+ * chosen in the `connection` drop-down, all Metrics Insights queries (a widget per report, or a line each, would outgrow
+ * CloudWatch's limits: lib/constructs/dashboard/limits.ts); a table of the flagged windows from the parse log (a metric
+ * cannot say which window); the queues (work, dead letters, each connection's scheduled runs).
  */
 export class PipelineDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
+  /** What each connection line and drop-down entry covers, for tests and operators' questions. */
+  readonly scopes: readonly ConnectionScope[];
 
   constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
-    const { environment: env, fetchFunction: fetch, parseFunction: parse, reportIds } = props;
-    const perReport = (name: Parameters<typeof reportMetric>[0], statistic: string) =>
-      reportIds.map((r) => reportMetric(name, env, r, { statistic, period: PERIOD, label: r }));
-    const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
-      new cloudwatch.GraphWidget({ title, left, right, width: WIDTH, height: 6, period: PERIOD });
-
+    const env = props.environment;
+    this.scopes = connectionScopes(reportsByConnection(props.reports), { maxConditionLength: conditionBudget(env) });
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `paynet-reports-${env}`,
       defaultInterval: Duration.days(14),
+      variables: [connectionVariable(this.scopes)],
     });
-    this.dashboard.addWidgets(
-      new cloudwatch.TextWidget({
-        markdown: `# paynet-reports ${env}\nScheduled fetches, parses into Parquet, and the data they land. Alarms go to the SNS topic of this stack.`,
-        width: 24,
-        height: 2,
-      }),
+    const context = { environment: env, period: PERIOD, scopes: this.scopes };
+    const rows = [
+      [this.introduction(env)],
+      this.runs(props),
+      [heading('## Per connection\nEach line is a connection\'s reports together ("acme 2/3": the second part of a connection whose reports take more than one query).', 2)],
+      ...perConnectionRows(context),
+      [heading('## Reports to look at first, whatever their connection')],
+      ...worstReportsRows(context),
+      [heading('## Reports of the connection chosen in the `connection` drop-down above, one line each')],
+      ...chosenConnectionRows(context),
+      [this.findings(props.parseLogGroup)],
+      ...this.queues(props),
+    ];
+    for (const row of rows) this.dashboard.addWidgets(...row);
+  }
+
+  private introduction(env: string): cloudwatch.IWidget {
+    return heading(
+      `# paynet-reports ${env}\nScheduled fetches, parses into Parquet, and the data they land. Alarms go to the SNS topic of this stack. ` +
+        'Pick a connection in the `connection` drop-down to see its reports one by one.',
+      2,
     );
-    this.dashboard.addWidgets(
-      graph('Runs: fetch (invocations, errors)', [fetch.metricInvocations({ period: PERIOD }), fetch.metricErrors({ period: PERIOD })]),
-      graph('Runs: parse (invocations, errors)', [parse.metricInvocations({ period: PERIOD }), parse.metricErrors({ period: PERIOD })]),
-    );
-    this.dashboard.addWidgets(
-      // Success, and every error code by name: AuthenticationRefused is the "credentials expired" signal.
-      graph('Fetch outcomes per report (windows)', [fetchOutcomesSearch(env, PERIOD)]),
-      graph('Loads completed per report (windows, CSV or PDF)', perReport(MetricName.LoadsCompleted, cloudwatch.Stats.SUM)),
-    );
-    this.dashboard.addWidgets(
-      graph('Rows written per report', perReport(MetricName.RowsWritten, cloudwatch.Stats.SUM)),
-      graph('Rows rejected per report', perReport(MetricName.RowsRejected, cloudwatch.Stats.SUM)),
-    );
-    this.dashboard.addWidgets(
-      graph('Bytes fetched per report', perReport(MetricName.FetchBytes, cloudwatch.Stats.SUM)),
-      graph('Load lag per report (s, window end to Parquet, max)', perReport(MetricName.LoadLagSeconds, cloudwatch.Stats.MAXIMUM)),
-    );
-    this.dashboard.addWidgets(
-      graph('Duration (ms): fetch p50 / max', [
-        fetch.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.percentile(50), label: 'fetch p50' }),
-        fetch.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM, label: 'fetch max' }),
-      ]),
-      graph('Duration (ms): parse p50 / max', [
-        parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.percentile(50), label: 'parse p50' }),
-        parse.metricDuration({ period: PERIOD, statistic: cloudwatch.Stats.MAXIMUM, label: 'parse max' }),
-      ]),
-    );
-    this.dashboard.addWidgets(
-      graph('Data check findings per report (windows flagged: volume, sum, repeated keys)', perReport(MetricName.QualityFindings, cloudwatch.Stats.SUM)),
-      graph('Repeated keys per report (rows)', perReport(MetricName.DuplicateKeys, cloudwatch.Stats.SUM)),
-    );
-    this.dashboard.addWidgets(
-      new cloudwatch.LogQueryWidget({
-        title: `Flagged windows, newest first (parse log "${FINDING_LOG_MESSAGE}")`,
-        logGroupNames: [props.parseLogGroup.logGroupName],
-        view: cloudwatch.LogQueryVisualizationType.TABLE,
-        // Field names are the parse logger's keys (functions/parse-report/parse-object.ts).
-        queryLines: ['fields @timestamp, report, window, finding', `filter message = "${FINDING_LOG_MESSAGE}"`, 'sort @timestamp desc', 'limit 50'],
-        width: 24,
-        height: 6,
-      }),
-    );
-    const depth = (label: string, q: sqs.IQueue) =>
-      q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label });
-    this.dashboard.addWidgets(
-      graph(
-        'Dead-letter queues (messages visible)',
-        Object.entries(props.deadLetterQueues).map(([name, q]) => depth(name, q)),
-      ),
-      graph(
-        'Raw-files queue (visible; oldest message age, s)',
-        [depth('visible', props.parseQueue)],
-        [props.parseQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label: 'oldest (s)' })],
-      ),
-    );
+  }
+
+  private runs({ fetchFunction: fetch, parseFunction: parse }: DashboardProps): cloudwatch.IWidget[] {
+    const p = { period: PERIOD };
+    const durations = (fn: lambda.IFunction, name: string) => [
+      fn.metricDuration({ ...p, statistic: cloudwatch.Stats.percentile(50), label: `${name} p50` }),
+      fn.metricDuration({ ...p, statistic: cloudwatch.Stats.MAXIMUM, label: `${name} max` }),
+    ];
+    return [
+      graph('Runs: fetch (invocations, errors; duration ms p50 / max)', [fetch.metricInvocations(p), fetch.metricErrors(p)], durations(fetch, 'fetch')),
+      graph('Runs: parse (invocations, errors; duration ms p50 / max)', [parse.metricInvocations(p), parse.metricErrors(p)], durations(parse, 'parse')),
+    ];
+  }
+
+  private findings(parseLogGroup: logs.ILogGroup): cloudwatch.IWidget {
+    return new cloudwatch.LogQueryWidget({
+      title: `Flagged windows, newest first (parse log "${FINDING_LOG_MESSAGE}")`,
+      logGroupNames: [parseLogGroup.logGroupName],
+      view: cloudwatch.LogQueryVisualizationType.TABLE,
+      // Field names are the parse logger's keys (functions/parse-report/parse-object.ts).
+      queryLines: ['fields @timestamp, report, window, finding', `filter message = "${FINDING_LOG_MESSAGE}"`, 'sort @timestamp desc', 'limit 50'],
+      width: 24,
+      height: 6,
+    });
+  }
+
+  private queues(props: DashboardProps): cloudwatch.IWidget[][] {
+    const rows: cloudwatch.IWidget[][] = [
+      [
+        graph('Dead-letter queues (messages visible)', Object.entries(props.deadLetterQueues).map(([name, q]) => depth(name, q))),
+        graph('Raw-files queue (visible; oldest message age, s)', [depth('visible', props.parseQueue)], [oldest('oldest (s)', props.parseQueue)]),
+      ],
+    ];
     // Runs waiting for their connection's bound: a queue that stays long means its reports outgrew maxConcurrentRequests.
     const connections = [...(props.connectionQueues ?? new Map<string, sqs.IQueue>())];
     if (connections.length) {
-      this.dashboard.addWidgets(
+      rows.push([
         graph(
           'Scheduled runs waiting per connection (visible; oldest, s)',
           connections.map(([name, q]) => depth(name, q)),
-          connections.map(([name, q]) => q.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM, label: `${name} oldest (s)` })),
+          connections.map(([name, q]) => oldest(`${name} oldest (s)`, q)),
         ),
-      );
+      ]);
     }
+    return rows;
   }
 }

@@ -1,0 +1,68 @@
+/**
+ * Which reports a dashboard query covers. The handlers' metrics carry no `connection` dimension, so a connection is
+ * named in a query by its reports (`report = 'a' OR report = 'b'`); a query has a length limit, so a connection with
+ * many reports is split into parts, each its own scope. Were a `connection` dimension added to the metrics, a scope
+ * would be `connection = 'acme'` (pass `byDimension`), one per connection whatever its size, and the dashboard body
+ * would stop growing with the catalog.
+ */
+export interface ConnectionScope {
+  readonly connection: string;
+  /** "acme", or "acme 2/3" when the connection's reports took more than one query. */
+  readonly label: string;
+  /** A Metrics Insights condition, parenthesised so it can follow an AND. */
+  readonly condition: string;
+  /** The reports it covers, in catalog order. */
+  readonly reports: readonly string[];
+}
+
+export interface ScopeOptions {
+  /** The longest condition a query can take (its length limit less the rest of the longest query). */
+  readonly maxConditionLength: number;
+  /** The metrics carry a `connection` dimension: filter on it instead of listing reports. */
+  readonly byDimension?: boolean;
+}
+
+/** A label value in a Metrics Insights query: single-quoted, with quotes and backslashes escaped. */
+export const quoted = (value: string): string => `'${value.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
+const reportTerm = (report: string): string => `report = ${quoted(report)}`;
+const conditionOf = (reports: readonly string[]): string => `(${reports.map(reportTerm).join(' OR ')})`;
+
+/** Reports split, in order, into runs whose condition fits `maxLength`. */
+function partsOf(reports: readonly string[], maxLength: number): string[][] {
+  const parts: string[][] = [];
+  let part: string[] = [];
+  for (const report of reports) {
+    if (conditionOf([report]).length > maxLength) {
+      throw new Error(`Report id "${report}" is too long for a dashboard query (${maxLength} characters for its condition): shorten the id.`);
+    }
+    if (part.length && conditionOf([...part, report]).length > maxLength) {
+      parts.push(part);
+      part = [];
+    }
+    part.push(report);
+  }
+  if (part.length) parts.push(part);
+  return parts;
+}
+
+/** One scope per connection (per part of one, when its reports outgrow a query), connections in the order given. */
+export function connectionScopes(reportsByConnection: ReadonlyMap<string, readonly string[]>, options: ScopeOptions): ConnectionScope[] {
+  return [...reportsByConnection].flatMap(([connection, reports]) => {
+    if (options.byDimension) return [{ connection, label: connection, condition: `(connection = ${quoted(connection)})`, reports }];
+    const parts = partsOf(reports, options.maxConditionLength);
+    return parts.map((part, i) => ({
+      connection,
+      label: parts.length > 1 ? `${connection} ${i + 1}/${parts.length}` : connection,
+      condition: conditionOf(part),
+      reports: part,
+    }));
+  });
+}
+
+/** Report ids by connection, connections in the order their first report appears. */
+export function reportsByConnection(reports: readonly { id: string; connection: string }[]): Map<string, string[]> {
+  const byConnection = new Map<string, string[]>();
+  for (const r of reports) byConnection.set(r.connection, [...(byConnection.get(r.connection) ?? []), r.id]);
+  return byConnection;
+}

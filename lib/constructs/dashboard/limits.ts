@@ -1,0 +1,20 @@
+/**
+ * CloudWatch's documented limits the dashboard is built to (CloudWatch service quotas, "Dashboards"; the dashboard
+ * body structure; the search expression syntax; Metrics Insights quotas). None of them can be raised, so the
+ * dashboard holds to them by construction and a test holds it to them at 500 reports.
+ */
+export const DASHBOARD_LIMITS = {
+  /** Widgets in one dashboard body. */
+  widgets: 500,
+  /** Metrics one widget retrieves, those only used by math included. */
+  metricsPerWidget: 500,
+  /** Metrics the whole dashboard retrieves, across its widgets. */
+  metricsPerDashboard: 2500,
+  /** Time series one Metrics Insights query (or one search) returns. */
+  seriesPerQuery: 500,
+  /**
+   * Characters of one query. A search expression is documented at 1,024; Metrics Insights documents no figure of its
+   * own, so its queries are held to the same one rather than to a guess.
+   */
+  queryLength: 1024,
+} as const;
