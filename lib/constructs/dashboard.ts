@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
 import { connectionScopes, reportsByConnection, type ConnectionScope } from './dashboard/connection-scopes.js';
-import { conditionBudget } from './dashboard/insights.js';
+import { conditionBudget, HAS_CONNECTION_DIMENSION } from './dashboard/insights.js';
 import { chosenConnectionRows, connectionVariable, perConnectionRows, worstReportsRows } from './dashboard/report-widgets.js';
 
 /** A report as the dashboard needs it: its id and the connection it is fetched over. */
@@ -55,7 +55,7 @@ export class PipelineDashboard extends Construct {
   constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
     const env = props.environment;
-    this.scopes = connectionScopes(reportsByConnection(props.reports), { maxConditionLength: conditionBudget(env) });
+    this.scopes = connectionScopes(reportsByConnection(props.reports), { maxConditionLength: conditionBudget(env), byDimension: HAS_CONNECTION_DIMENSION });
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `paynet-reports-${env}`,
       defaultInterval: Duration.days(14),

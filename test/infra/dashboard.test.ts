@@ -102,21 +102,29 @@ describe('Dashboard at scale', () => {
     const [variable] = large.body.variables;
     assert.equal(variable!.pattern, CHOSEN_CONNECTION);
     for (const report of large.reports) {
-      const term = `report = '${report.id}'`;
+      // Its scope: the condition naming it (its id listed, or its connection once the metrics carry one).
+      const scopes = large.dashboard.scopes.filter((s) => s.reports.includes(report.id));
+      assert.equal(scopes.length, 1, report.id);
+      const scope = scopes[0]!;
+      assert.equal(scope.connection, report.connection);
+      assert.ok(scope.condition.includes(`'${report.id}'`) || scope.condition.includes(`'${report.connection}'`), scope.condition);
       for (const widget of perConnection) {
-        const lines = linesOf(widget).filter((l) => expressionOf(l)?.includes(term));
+        const lines = linesOf(widget).filter((l) => expressionOf(l)?.includes(scope.condition));
         assert.equal(lines.length, 1, `${report.id} in "${widget.properties.title}"`);
         assert.match((lines[0]![0] as { label: string }).label, new RegExp(`^${report.connection}( \\d+/\\d+)?$`));
       }
-      const entries = variable!.values.filter((v) => v.value.includes(term));
+      const entries = variable!.values.filter((v) => v.value === scope.condition);
       assert.equal(entries.length, 1, report.id);
       assert.ok(entries[0]!.label.startsWith(`${report.connection} `), entries[0]!.label);
     }
   });
 
   it('queries exactly the dimension set the handlers write, in this environment only', () => {
-    const schema = `SCHEMA(${METRIC_NAMESPACE}, ${[Dimension.environment, Dimension.report, Dimension.service].join(', ')})`;
-    const outcomes = `SCHEMA(${METRIC_NAMESPACE}, ${[Dimension.environment, Dimension.outcome, Dimension.report, Dimension.service].join(', ')})`;
+    // functions/aws/metrics.ts: every metric carries {environment, report, service}, FetchOutcome adds outcome.
+    const all = Object.values(Dimension) as string[];
+    for (const d of [Dimension.environment, Dimension.report, Dimension.service]) assert.ok(all.includes(d), d);
+    const schema = `SCHEMA(${METRIC_NAMESPACE}, ${all.filter((d) => d !== Dimension.outcome).sort().join(', ')})`;
+    const outcomes = `SCHEMA(${METRIC_NAMESPACE}, ${[...all].sort().join(', ')})`;
     for (const q of queriesOf(large.body)) {
       assert.ok(q.includes(q.includes('(FetchOutcome)') ? outcomes : schema), q);
       assert.match(q, / WHERE environment = 'production'( AND | GROUP BY |$)/);

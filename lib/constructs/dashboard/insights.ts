@@ -20,13 +20,17 @@ export interface InsightsQuery {
 }
 
 /**
- * The handlers' dimension set for a metric ({environment, report, service}, and `outcome` on FetchOutcome):
- * SCHEMA matches exactly that set, so a query counts each data point once.
+ * The handlers' dimension set for a metric (functions/aws/metrics.ts: every metric carries all of `Dimension` but
+ * `outcome`, which only FetchOutcome adds): SCHEMA matches exactly that set, so a query counts each data point once,
+ * and a dimension added there is queried here without a change.
  */
 function schemaOf(metric: MetricName): string {
-  const dims = [Dimension.environment, Dimension.report, Dimension.service, ...(metric === MetricName.FetchOutcome ? [Dimension.outcome] : [])];
+  const dims = Object.values(Dimension).filter((d) => d !== Dimension.outcome || metric === MetricName.FetchOutcome);
   return `SCHEMA(${METRIC_NAMESPACE}, ${dims.sort().join(', ')})`;
 }
+
+/** The metrics carry a `connection` dimension: a connection's queries filter on it instead of listing its reports. */
+export const HAS_CONNECTION_DIMENSION = (Object.values(Dimension) as string[]).includes('connection');
 
 /** The query text: `SELECT SUM(RowsWritten) FROM SCHEMA(...) WHERE environment = 'prod' AND (...) GROUP BY report ...`. */
 export function insightsQuery(q: InsightsQuery): string {
