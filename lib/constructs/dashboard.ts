@@ -59,7 +59,8 @@ export class PipelineDashboard extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `paynet-reports-${env}`,
       defaultInterval: Duration.days(14),
-      variables: [connectionVariable(this.scopes)],
+      // A drop-down needs entries: an environment with no report has none to offer.
+      variables: this.scopes.length ? [connectionVariable(this.scopes)] : [],
     });
     const context = { environment: env, period: PERIOD, scopes: this.scopes };
     const rows = [

@@ -118,7 +118,7 @@ export function connectionVariable(scopes: readonly ConnectionScope[]): cloudwat
     inputType: cloudwatch.VariableInputType.SELECT,
     value: CHOSEN_CONNECTION,
     values: cloudwatch.Values.fromValues(...scopes.map((s) => ({ label: `${s.label} (${s.reports.length} reports)`, value: s.condition }))),
-    defaultValue: cloudwatch.DefaultValue.value(scopes[0]?.condition ?? CHOSEN_CONNECTION),
+    defaultValue: cloudwatch.DefaultValue.value(scopes[0]?.condition),
     visible: true,
   });
 }
