@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,8 @@ import type { ChildResult } from './children/measure.js';
 import { DEFAULT_ROW_GROUP_BYTES, DEFAULT_ROW_GROUP_ROWS } from '../functions/core/convert/csv-to-parquet.js';
 import { footerProblems } from '../test/helpers/parquet-checks.js';
 import { readParquetFooter, type ParquetFooter } from '../test/helpers/parquet-footer.js';
-import { catalogDefine } from '../lib/bundling/bundling.js';
+import { CATALOG_FLAG_DEFINE, catalogFile } from '../lib/bundling/bundling.js';
+import { BUNDLED_CATALOG_FILE } from '../functions/core/definitions/catalog-files.js';
 import { ensureCsv } from './generate-data.js';
 import { stagesOf } from './profile-stages.js';
 
@@ -55,13 +56,14 @@ async function bundle(): Promise<void> {
     format: 'esm',
     target: 'node20',
     external: ['@duckdb/*'],
-    // The report catalog carried in the bundle, as the Lambda bundle carries it: bench/data/dist/ has no
+    // The report catalog beside the bundle, as the Lambda bundle carries it: bench/data/dist/ has no
     // config/reports/ beside it to read.
-    define: catalogDefine(),
+    define: { ...CATALOG_FLAG_DEFINE },
     // some dependencies are CommonJS and call require(): give the ESM bundle one
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     logLevel: 'warning',
   });
+  copyFileSync(catalogFile(), join(distDir, BUNDLED_CATALOG_FILE));
 }
 
 const hasTime = existsSync('/usr/bin/time');

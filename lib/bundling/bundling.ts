@@ -1,10 +1,11 @@
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { BuildOptions, Metafile } from 'esbuild';
 import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
-import { BUNDLED_FLAG_CONSTANT, BUNDLED_SOURCES_CONSTANT, readReportSources, reportsDir } from '../../functions/core/definitions/catalog-files.js';
+import { BUNDLED_CATALOG_FILE, BUNDLED_FLAG_CONSTANT, readReportSources, reportsDir } from '../../functions/core/definitions/catalog-files.js';
 import { PROJECT_ROOT, projectPath } from './project.js';
 
 /**
@@ -83,24 +84,35 @@ export const BUNDLE_SETTINGS = {
 } as const satisfies Omit<BuildOptions, 'banner'> & { banner: string };
 
 /**
- * The report catalog the bundles carry: config/reports/*.json read at synth (bin/app.ts has validated the
- * same files before any bundling), replacing the constant functions/core/definitions/catalog-files.ts reads. As parsed JSON, so
- * the bundle holds object literals: no file to read at cold start, no JSON text to parse.
+ * The report catalog the bundles carry: config/reports/*.json read at synth (bin/app.ts has validated the same
+ * files before any bundling), written once per folder and process as JSON to a file inside the project (so a
+ * bundling container, which mounts the project, sees it too), named by its content. The hooks copy it beside
+ * index.mjs as BUNDLED_CATALOG_FILE; only the flag travels as a `define`. Never the sources themselves: esbuild
+ * gets its defines on its command line, and Linux caps one argument at 128 KiB (`spawnSync E2BIG` at ~55 reports).
  */
-export function catalogDefine(): Record<string, string> {
-  // Read and validated once per folder and process: a synth bundles two functions per environment.
+export function catalogFile(): string {
   const dir = reportsDir();
-  let define = catalogDefines.get(dir);
-  if (!define) {
+  let file = catalogFiles.get(dir);
+  if (!file) {
     const sources = readReportSources(dir);
     // Validated as a whole, as at cold start: a bundle never carries a catalog that would not load.
     ReportCatalog.fromSources(sources);
-    define = { [BUNDLED_SOURCES_CONSTANT]: JSON.stringify(sources), [BUNDLED_FLAG_CONSTANT]: 'true' };
-    catalogDefines.set(dir, define);
+    const json = JSON.stringify(sources);
+    const cache = projectPath(['node_modules', '.cache', 'paynet-reports'].join('/'));
+    file = join(cache, `catalog-${createHash('sha256').update(json).digest('hex').slice(0, 16)}.json`);
+    mkdirSync(cache, { recursive: true });
+    // Written whole, then renamed: a synth in another process may be reading the same name.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, json);
+    renameSync(partial, file);
+    catalogFiles.set(dir, file);
   }
-  return define;
+  return file;
 }
-const catalogDefines = new Map<string, Record<string, string>>();
+const catalogFiles = new Map<string, string>();
+
+/** The handler entries' one define: tells catalog-files.ts it is bundled (the catalog is the file beside it). */
+export const CATALOG_FLAG_DEFINE: Readonly<Record<string, string>> = { [BUNDLED_FLAG_CONSTANT]: 'true' };
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -142,6 +154,7 @@ function afterBundlingCommands(bundle: LambdaBundle, inputDir: string, outputDir
   for (const file of FILES_BESIDE_BUNDLE) {
     commands.push(`cp -R ${shellQuote(join(inputDir, file.from))} ${shellQuote(join(outputDir, file.to))}`);
   }
+  commands.push(`cp ${shellQuote(inInput(catalogFile()))} ${shellQuote(join(outputDir, BUNDLED_CATALOG_FILE))}`);
   return commands;
 }
 
@@ -161,7 +174,7 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
     // The SDK is bundled (see BUNDLE_SETTINGS.external): bundleAwsSDK keeps CDK from adding @aws-sdk/* to the externals.
     bundleAwsSDK: true,
     externalModules: [...s.external],
-    define: catalogDefine(),
+    define: { ...CATALOG_FLAG_DEFINE },
     tsconfig: s.tsconfig,
     logLevel: nodejs.LogLevel.WARNING,
     forceDockerBundling: false,
@@ -174,8 +187,8 @@ export function nodejsBundling(bundle: LambdaBundle): nodejs.BundlingOptions {
 }
 
 /**
- * esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. The catalog constant is defined for
- * the handler entry only, as NodejsFunction defines it (its `define` does not reach the extra entries).
+ * esbuild API options for one entry of a bundle, from BUNDLE_SETTINGS. The catalog flag is defined for the
+ * handler entry only, as NodejsFunction defines it (its `define` does not reach the extra entries).
  */
 export function esbuildOptions(entry: string, outfile: string, withCatalog = true): BuildOptions {
   const { banner, ...settings } = BUNDLE_SETTINGS;
@@ -184,7 +197,7 @@ export function esbuildOptions(entry: string, outfile: string, withCatalog = tru
     mainFields: [...settings.mainFields],
     external: [...settings.external],
     banner: { js: banner },
-    ...(withCatalog ? { define: catalogDefine() } : {}),
+    ...(withCatalog ? { define: { ...CATALOG_FLAG_DEFINE } } : {}),
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -199,7 +212,7 @@ export interface BuiltBundle {
 
 /**
  * Builds a bundle the way the stack does, into `dir` (created if missing): index.mjs, the extra entries, the
- * files beside it. For the bundle tests and the benchmark; the stack goes through NodejsFunction.
+ * files beside it, the catalog. For the bundle tests and the benchmark; the stack goes through NodejsFunction.
  */
 export async function buildLambdaBundle(bundle: LambdaBundle, dir: string): Promise<BuiltBundle> {
   const { build } = await import('esbuild');
@@ -212,6 +225,7 @@ export async function buildLambdaBundle(bundle: LambdaBundle, dir: string): Prom
     outputs[file] = { bytes: output?.[1].bytes ?? 0, metafile };
   }
   for (const file of FILES_BESIDE_BUNDLE) copyTree(projectPath(file.from), join(dir, file.to));
+  copyFileSync(catalogFile(), join(dir, BUNDLED_CATALOG_FILE));
   return { dir, outputs };
 }
 

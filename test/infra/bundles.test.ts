@@ -15,7 +15,7 @@ import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Metafile } from 'esbuild';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { bucketNames } from '../../functions/core/naming.js';
-import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
+import { BUNDLED_CATALOG_FILE, loadCatalog, readReportSources } from '../../functions/core/definitions/catalog-files.js';
 import { glueColumns } from '../../functions/core/definitions/table-schema.js';
 import { buildLambdaBundle, LAMBDA_BUNDLES, type BuiltBundle, type BundleName } from '../../lib/bundling/bundling.js';
 import type { PipelineFunction } from '../../lib/constructs/pipeline-function.js';
@@ -288,6 +288,15 @@ describe('Lambda bundles', () => {
       }
     }
     assert.ok(existsSync(join(built.parse.dir, 'parquet-worker.mjs')), 'the Parquet worker is beside the parse handler');
+  });
+
+  it('carry the catalog as a file beside index.mjs, not compiled into it (a define travels on the command line: E2BIG)', () => {
+    const description = readReportSources().map((s) => ('raw' in s ? (s.raw as { description?: string }).description : undefined)).find(Boolean);
+    assert.ok(description, 'a fixture report has a description to look for');
+    for (const name of Object.keys(built) as BundleName[]) {
+      assert.deepEqual(JSON.parse(readFileSync(join(built[name].dir, BUNDLED_CATALOG_FILE), 'utf8')), JSON.parse(JSON.stringify(readReportSources())), name);
+      assert.ok(!readFileSync(join(built[name].dir, 'index.mjs'), 'utf8').includes(description), `${name}: index.mjs holds no definition`);
+    }
   });
 
   it('fetch: the handler stores the scheduled windows in the raw bucket', async () => {

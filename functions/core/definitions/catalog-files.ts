@@ -11,21 +11,22 @@ import { ReportCatalog, type ReportSource } from './catalog.js';
  * and never import config/ (eslint.config.js holds them to it).
  *
  * On a laptop, in the tests and in `cdk synth` the folder is read when the catalog is first asked for. The
- * Lambda bundles have no folder: lib/bundling/bundling.ts reads it at synth and hands the sources to esbuild as the
- * constant below (`define`), so a bundle holds the definitions as object literals, as a JSON import would,
- * and its cold start does no file I/O for them. A definition change changes the bundle, hence a deploy.
+ * Lambda bundles have no folder: lib/bundling/bundling.ts reads it at synth and writes the sources as JSON beside
+ * each bundle's index.mjs (BUNDLED_CATALOG_FILE), which the handler reads once at cold start. A file, not a
+ * constant compiled in: esbuild's command line carried such a constant, and Linux caps one argument at 128 KiB
+ * (~55 reports). A definition change changes the bundle's files, hence its asset hash and a deploy.
  */
-declare const __PAYNET_REPORT_SOURCES__: ReportSource[];
 /**
- * A literal `true` in the bundles: esbuild folds the test below and drops the folder reader (and the JSON
- * error locator) from them. The sources themselves cannot serve as the test: esbuild hoists a large
- * define into a variable, which it does not fold.
+ * A literal `true` in the bundles (esbuild's `define`, a few bytes whatever the catalog's size): esbuild folds
+ * the test below and drops the folder reader (and the JSON error locator) from them.
  */
 declare const __PAYNET_CATALOG_BUNDLED__: true | undefined;
 
-/** The names esbuild replaces in the bundles (lib/bundling/bundling.ts). */
-export const BUNDLED_SOURCES_CONSTANT = '__PAYNET_REPORT_SOURCES__';
+/** The name esbuild replaces in the bundles (lib/bundling/bundling.ts). */
 export const BUNDLED_FLAG_CONSTANT = '__PAYNET_CATALOG_BUNDLED__';
+
+/** The file beside a bundle's index.mjs holding the catalog's sources, as readReportSources returns them. */
+export const BUNDLED_CATALOG_FILE = 'report-catalog.json';
 
 /** config/reports/, where the shipped definitions live (a path from this file, not an import). */
 export const REPORTS_DIR = fileURLToPath(new URL('../../../config/reports/', import.meta.url));
@@ -63,7 +64,12 @@ export function readReportSources(dir: string = reportsDir()): ReportSource[] {
 
 /** The sources a bundle was built with, else the folder's. */
 export function reportSources(): ReportSource[] {
-  return typeof __PAYNET_CATALOG_BUNDLED__ === 'undefined' ? readReportSources() : __PAYNET_REPORT_SOURCES__;
+  return typeof __PAYNET_CATALOG_BUNDLED__ === 'undefined' ? readReportSources() : readBundledSources();
+}
+
+/** In a bundle, import.meta.url is index.mjs's: the catalog file sits beside it. Validated at synth as a whole. */
+function readBundledSources(): ReportSource[] {
+  return JSON.parse(readFileSync(new URL(`./${BUNDLED_CATALOG_FILE}`, import.meta.url), 'utf8')) as ReportSource[];
 }
 
 export const loadCatalog = (): ReportCatalog => ReportCatalog.fromSources(reportSources());
