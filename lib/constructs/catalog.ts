@@ -29,6 +29,8 @@ export interface CatalogProps {
   readonly queriesDir?: string;
   /** First date partition projection enumerates (yyyy-MM-dd); default DEFAULT_PROJECTION_START. */
   readonly projectionStart?: string;
+  /** Where a report's table and saved queries go: its shard (lib/constructs/report-shards.ts). Default: this construct. */
+  readonly scopeOfReport?: (reportId: string) => Construct;
 }
 
 /** Glue database name: Athena wants lower case letters, digits and underscores. */
@@ -57,10 +59,11 @@ export class Catalog extends Construct {
     });
 
     const [start, end] = projectionRange(props.projectionStart ?? DEFAULT_PROJECTION_START).split(',') as [string, string];
+    const scopeOf = props.scopeOfReport ?? (() => this);
     for (const report of props.reports) {
       const prefix = tablePrefix(report.id);
       // The L2 S3Table (aws-cdk-lib 2.276) renders partition projection itself; only the location template is ours.
-      this.tables[report.id] = new glue.S3Table(this, `Table-${report.id}`, {
+      this.tables[report.id] = new glue.S3Table(scopeOf(report.id), `Table-${report.id}`, {
         database: this.database,
         tableName: report.id,
         description: report.description ?? `Gateway report ${report.id}`,
@@ -113,7 +116,7 @@ export class Catalog extends Construct {
     for (const q of saved) {
       this.namedQueries.push(
         // Named <report>/<file>: two reports may each have a daily_totals.
-        new athena.CfnNamedQuery(this, `Query-${q.report}-${q.name}`, {
+        new athena.CfnNamedQuery(scopeOf(q.report), `Query-${q.report}-${q.name}`, {
           name: `${q.report}/${q.name}`,
           description: q.description,
           database: this.database.databaseName,

@@ -49,6 +49,8 @@ export interface FetchProps extends FunctionSettings {
   readonly entry?: string;
   /** A fixed egress address: the function runs in these subnets (lib/constructs/egress.ts). Default: outside any VPC. */
   readonly egress?: Egress;
+  /** Where a report's schedule goes: its shard (lib/constructs/report-shards.ts). Default: this construct. */
+  readonly scopeOfReport?: (reportId: string) => Construct;
 }
 
 /** Fails the synthesis, naming the report, on what EventBridge Scheduler would only refuse at deploy time. */
@@ -168,7 +170,8 @@ export class Fetch extends Construct {
       removalPolicy: RemovalPolicy.DESTROY, // holds only the schedules of this stack
     });
     const schedulerRole = this.addSchedulerRole(props);
-    for (const report of props.reports) this.schedules.push(this.addSchedule(report, schedulerRole, props.schedulesEnabled));
+    const scopeOf = props.scopeOfReport ?? (() => this);
+    for (const report of props.reports) this.schedules.push(this.addSchedule(scopeOf(report.id), report, schedulerRole, props.schedulesEnabled));
   }
 
   private addFunction(props: FetchProps): PipelineFunction {
@@ -222,8 +225,8 @@ export class Fetch extends Construct {
     return schedulerRole;
   }
 
-  private addSchedule(report: ScheduledReport, schedulerRole: iam.IRole, enabled: boolean): scheduler.Schedule {
-    const schedule = new scheduler.Schedule(this, `Schedule-${report.id}`, {
+  private addSchedule(scope: Construct, report: ScheduledReport, schedulerRole: iam.IRole, enabled: boolean): scheduler.Schedule {
+    const schedule = new scheduler.Schedule(scope, `Schedule-${report.id}`, {
       scheduleGroup: this.scheduleGroup,
       description: `Fetch report "${report.id}" over connection "${report.connection}" (${report.cron} ${report.timeZone})`,
       schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
@@ -244,7 +247,7 @@ export class Fetch extends Construct {
       }),
     });
     // The schedule names its group by name, a plain string: without the dependency CloudFormation may create the
-    // schedule first and fail ("schedule group ... does not exist").
+    // schedule first and fail ("schedule group ... does not exist"). From a shard, CDK makes it the nested stack's.
     schedule.node.addDependency(this.scheduleGroup);
     return schedule;
   }

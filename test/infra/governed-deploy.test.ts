@@ -120,14 +120,15 @@ function tagMap(tags: Cfn): Record<string, string> {
 
 /** Every resource of the stack CDK can tag (an L1 with a tag manager), by logical id, with its template tags. */
 function taggableResources(p: SynthesizedPipeline): Array<{ id: string; type: string; tags: Record<string, string> }> {
-  const resources = resourcesOf(p);
+  // The report shards' resources from the whole template, the shards' own AWS::CloudFormation::Stack from the parent's.
+  const resources = { ...resourcesOf(p), ...(p.parent.toJSON() as { Resources: Record<string, Resource> }).Resources };
   return p.stack.node
     .findAll()
-    .filter((c): c is CfnResource => CfnResource.isCfnResource(c) && Stack.of(c) === p.stack)
+    .filter((c): c is CfnResource => CfnResource.isCfnResource(c))
     .flatMap((c) => {
       const manager = TagManager.isTaggable(c) ? c.tags : TagManager.isTaggableV2(c) ? c.cdkTagManager : undefined;
       if (!manager) return [];
-      const id = p.stack.resolve(c.logicalId) as string;
+      const id = Stack.of(c).resolve(c.logicalId) as string;
       // The manager names the L1 property ("tags"); the template spells it as CloudFormation does ("Tags").
       const property = manager.tagPropertyName.charAt(0).toUpperCase() + manager.tagPropertyName.slice(1);
       return [{ id, type: c.cfnResourceType, tags: tagMap(resources[id]?.Properties?.[property] ?? []) }];

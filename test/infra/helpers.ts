@@ -1,4 +1,4 @@
-import { App, Stack } from 'aws-cdk-lib';
+import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { environmentOf, parseEnvironment, readEnvironmentSource, type EnvironmentConfig } from '../../lib/environment/environments.js';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
@@ -46,7 +46,42 @@ export function emptyStack(): Stack {
 export interface SynthesizedPipeline {
   app: App;
   stack: ReportsPipelineStack;
+  /** The environment as one template: the parent with its report shards inlined (wholeTemplate). */
   template: Template;
+  /** The parent stack's own template, nested stacks as AWS::CloudFormation::Stack resources. */
+  parent: Template;
+}
+
+/** The parent stack and each nested stack under it (the report shards), each with its template. */
+export function everyTemplate(stack: Stack): Array<{ stack: Stack; template: Template }> {
+  const nested = stack.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c));
+  return [stack, ...nested].map((s) => ({ stack: s, template: Template.fromStack(s) }));
+}
+
+/**
+ * What a deploy makes of a stack and its nested stacks, as one template: each nested stack's resources in place of
+ * its AWS::CloudFormation::Stack resource, every Ref to one of its parameters replaced by the value the parent
+ * passes, and the nested stack's DependsOn added to each of its resources (CloudFormation creates them after).
+ * The template-walking checks (delivery paths, the first deploy) then read references across stacks as they
+ * resolve, and a parameter the parent forgot to pass shows as a Ref to nothing.
+ */
+export function wholeTemplate(stack: Stack): Template {
+  const json = structuredClone(Template.fromStack(stack).toJSON()) as { Resources: Record<string, Cfn> };
+  const children = stack.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c) && c.nestedStackParent === stack);
+  for (const nested of children) {
+    const resourceId = stack.resolve(nested.nestedStackResource!.logicalId) as string;
+    const { Properties, DependsOn = [] } = json.Resources[resourceId];
+    delete json.Resources[resourceId];
+    const inlined = wholeTemplate(nested).toJSON() as { Resources: Record<string, Cfn> };
+    const parameters = (Properties?.Parameters ?? {}) as Record<string, Cfn>;
+    const substitute = (v: Cfn): Cfn =>
+      Array.isArray(v) ? v.map(substitute) : v && typeof v === 'object' ? ('Ref' in v && v.Ref in parameters ? parameters[v.Ref] : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, substitute(x)]))) : v;
+    for (const [id, r] of Object.entries(inlined.Resources)) {
+      if (id in json.Resources) throw new Error(`${id} is in the parent and in ${nested.node.path}`);
+      json.Resources[id] = { ...substitute(r), ...(DependsOn.length ? { DependsOn: [...new Set([...(r.DependsOn ?? []), ...DependsOn])] } : {}) };
+    }
+  }
+  return Template.fromJSON(json);
 }
 
 /**
@@ -65,7 +100,7 @@ export function synthPipeline(
     entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY },
   });
   configure?.(app);
-  return { app, stack, template: Template.fromStack(stack) };
+  return { app, stack, template: wholeTemplate(stack), parent: Template.fromStack(stack) };
 }
 
 /**
