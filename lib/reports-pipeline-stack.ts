@@ -17,6 +17,7 @@ import { Fetch, type FetchProps } from './constructs/fetch.js';
 import { applyGovernance } from './policies/governance.js';
 import { Lake } from './constructs/lake.js';
 import { Parse } from './constructs/parse.js';
+import { ReportShards } from './constructs/report-shards.js';
 
 export interface ReportsPipelineStackProps extends StackProps {
   readonly config: EnvironmentConfig;
@@ -48,6 +49,8 @@ export class ReportsPipelineStack extends Stack {
   readonly egress?: Egress;
   /** With `alarmChat` channels: their configurations, subscribed to the alarm topic. */
   readonly alarmChat?: AlarmChat;
+  /** The nested stacks holding each report's schedule, table and saved queries (lib/constructs/report-shards.ts). */
+  readonly reportShards: ReportShards;
 
   constructor(scope: Construct, id: string, props: ReportsPipelineStackProps) {
     const { config: c, reports } = props;
@@ -75,6 +78,7 @@ export class ReportsPipelineStack extends Stack {
     });
     this.egress = this.addEgress(c, logRetention, removalPolicy);
 
+    this.reportShards = new ReportShards(this, 'Reports');
     const functionDefaults = { environment: c.name, key: this.lake.key, logLevel: c.logLevel, logRetention, removalPolicy };
     this.fetch = this.addFetch(props, functionDefaults);
     this.parse = this.addParse(props, functionDefaults);
@@ -152,6 +156,7 @@ export class ReportsPipelineStack extends Stack {
       reservedConcurrency: c.fetch.reservedConcurrency ?? undefined,
       entry: props.entries?.fetch,
       egress: this.egress,
+      scopeOfReport: (id) => this.reportShards.of(id),
     });
   }
 
@@ -178,6 +183,7 @@ export class ReportsPipelineStack extends Stack {
       bytesScannedCutoffPerQuery: c.athena.bytesScannedCutoffPerQuery,
       projectionStart: c.athena.projectionStart,
       removalPolicy,
+      scopeOfReport: (id) => this.reportShards.of(id),
     });
   }
 
