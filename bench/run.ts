@@ -1,9 +1,10 @@
 import { runBundlesBench } from './bundles.bench.js';
 import { runChainBench } from './chain.bench.js';
 import { runConvertBench } from './convert.bench.js';
+import { runSynthBench } from './synth.bench.js';
 
 /**
- * `npm run bench [-- convert|bundles|chain]`: every benchmark by default (converter, bundles, chain); a name runs that one alone.
+ * `npm run bench [-- convert|bundles|chain|synth]`: every benchmark by default (converter, bundles, chain, synth); a name runs that one alone.
  * Environment:
  *   BENCH_RUNS=n        runs of each converter measurement, alternated (lowest times kept; default 3)
  *   BENCH_4M=0          skip the converter's 4M-row memory run
@@ -14,7 +15,7 @@ import { runConvertBench } from './convert.bench.js';
  * Generated data and bundles go to bench/data/ (git-ignored); the Lambda bundles to a temporary directory.
  */
 const only = process.argv[2];
-const names = ['convert', 'bundles', 'chain'];
+const names = ['convert', 'bundles', 'chain', 'synth'];
 if (only !== undefined && !names.includes(only)) {
   console.error(`unknown benchmark "${only}": npm run bench [-- ${names.join('|')}]`);
   process.exit(2);
@@ -31,5 +32,8 @@ if (only === undefined || only === 'bundles') {
 if (only === undefined || only === 'chain') {
   // BENCH_RUNS is the converter's (default 3); the chain's runs take ~10 s each, so it keeps 2 unless told.
   allPass = (await runChainBench({ runs: positive(process.env.BENCH_CHAIN_RUNS ?? process.env.BENCH_RUNS, 2), rows: positive(process.env.BENCH_CHAIN_ROWS, 1_000_000) })) && allPass;
+}
+if (only === undefined || only === 'synth') {
+  allPass = (await runSynthBench()) && allPass;
 }
 console.log(allPass ? '\nall targets met' : '\nsome targets missed (see MISS above)');
