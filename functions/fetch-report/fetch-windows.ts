@@ -110,7 +110,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
     windows: labels,
   });
 
-  const dims = { report: report.id, environment: deps.environment };
+  const dims = { report: report.id, connection: report.connection, environment: deps.environment };
   const fetched: FetchedWindow[] = [];
   const failures: Array<{ window: string; code: FetchOutcome; error: unknown }> = [];
 

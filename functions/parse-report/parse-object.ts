@@ -207,7 +207,7 @@ function startParse(object: RawObjectRef, deps: ParseDeps, runId: string, parts:
   const keys = keysFor(report.id, window, parts.format);
   const label = `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}`;
   const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, window: label, sourceKey: object.key } });
-  const dims = { report: report.id, environment: deps.environment };
+  const dims = { report: report.id, connection: report.connection, environment: deps.environment };
   const startedAt = now();
   const t0 = performance.now();
   const source: SourceRef = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}) };

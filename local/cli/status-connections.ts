@@ -93,7 +93,12 @@ export async function checkConnectionSecret(secrets: SecretsManagerClient, conne
 }
 
 /** The newest refusal of each report within REFUSAL_DAYS (absent: none), from the FetchOutcome metric. */
-export async function lastRefusals(cloudWatch: CloudWatchClient, environment: string, reports: readonly string[], now: Date): Promise<Map<string, Date>> {
+export async function lastRefusals(
+  cloudWatch: CloudWatchClient,
+  environment: string,
+  reports: ReadonlyArray<{ id: string; connection: string }>,
+  now: Date,
+): Promise<Map<string, Date>> {
   const refused = new Map<string, Date>();
   const start = new Date(now.getTime() - REFUSAL_DAYS * 86_400_000);
   for (let i = 0; i < reports.length; i += QUERIES_PER_CALL) {
@@ -108,7 +113,8 @@ export async function lastRefusals(cloudWatch: CloudWatchClient, environment: st
           MetricName: MetricName.FetchOutcome,
           Dimensions: [
             { Name: Dimension.service, Value: DEFAULT_SERVICE_NAME },
-            { Name: Dimension.report, Value: report },
+            { Name: Dimension.connection, Value: report.connection },
+            { Name: Dimension.report, Value: report.id },
             { Name: Dimension.environment, Value: environment },
             { Name: Dimension.outcome, Value: 'AuthenticationRefused' },
           ],
@@ -121,7 +127,7 @@ export async function lastRefusals(cloudWatch: CloudWatchClient, environment: st
     do {
       const page = await cloudWatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: now, ScanBy: 'TimestampDescending', NextToken: token }));
       for (const result of page?.MetricDataResults ?? []) {
-        const report = batch[Number(result.Id?.slice(1))];
+        const report = batch[Number(result.Id?.slice(1))]?.id;
         if (report === undefined) continue;
         (result.Timestamps ?? []).forEach((t, k) => {
           const newest = refused.get(report);

@@ -490,7 +490,7 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const now = (input.now ?? (() => new Date()))();
   const [secrets, refusals, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
     Promise.all(input.connections.map((c) => checkConnectionSecret(input.clients.secrets, c, now))),
-    lastRefusals(input.clients.cloudWatch, input.environment, input.reports.map((r) => r.id), now).catch((error: unknown) => ({ error })),
+    lastRefusals(input.clients.cloudWatch, input.environment, input.connections.flatMap((c) => c.reports.map((id) => ({ id, connection: c.name }))), now).catch((error: unknown) => ({ error })),
     checkSubscriptions(input, need('AlarmTopicArn')),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),

@@ -83,9 +83,23 @@ export async function captureJsonLines<T>(fn: () => Promise<T>): Promise<Capture
   return out;
 }
 
-/** The EMF records of one metric: [{value, dimensions}]. */
-export function metricPoints(lines: Array<Record<string, unknown>>, name: string): Array<{ value: number; dims: Record<string, unknown> }> {
+/**
+ * The EMF records of one metric: [{value, dimensions}]. FetchOutcome is written per environment and, for a failure,
+ * per report too (functions/aws/metrics.ts): `scope` keeps the records with (or without) the report dimension.
+ */
+export function metricPoints(
+  lines: Array<Record<string, unknown>>,
+  name: string,
+  scope?: 'report' | 'environment',
+): Array<{ value: number; dims: Record<string, unknown> }> {
   return lines
     .filter((l) => typeof l._aws === 'object' && name in l)
+    .filter((l) => scope === undefined || dimensionSetOf(l).includes('report') === (scope === 'report'))
     .map((l) => ({ value: l[name] as number, dims: l }));
+}
+
+/** The dimension names of an EMF record (one set: emitMetric writes one per line). */
+export function dimensionSetOf(line: Record<string, unknown>): string[] {
+  const aws = line._aws as { CloudWatchMetrics?: Array<{ Dimensions?: string[][] }> } | undefined;
+  return aws?.CloudWatchMetrics?.[0]?.Dimensions?.[0] ?? [];
 }

@@ -8,16 +8,22 @@ import { day, keysOf, type ParseRecord, type Run, type World } from './harness.j
 
 /** Assertions the reliability cases share: what must be (or not be) in the buckets, and what an alarm sees. */
 
-/** The FetchOutcome metric lines of a run: [outcome, ...], after checking they carry the alarm's dimensions. */
+/**
+ * The FetchOutcome metric lines of a run, per environment: [outcome, ...], after checking each failure is also written
+ * with the report's dimensions the auth-refused alarm groups by.
+ */
 export function fetchOutcomes(run: Run<unknown>): string[] {
-  const points = metricPoints(run.lines, 'FetchOutcome');
-  for (const p of points) {
+  const points = metricPoints(run.lines, 'FetchOutcome', 'environment');
+  const perReport = metricPoints(run.lines, 'FetchOutcome', 'report');
+  for (const p of [...points, ...perReport]) {
     assert.equal(p.value, 1);
-    assert.equal(p.dims.report, 'transactions');
     assert.equal(p.dims.environment, 'reliability');
     assert.equal(p.dims.service, 'paynet-reports');
   }
-  return points.map((p) => String(p.dims.outcome));
+  for (const p of perReport) assert.equal(p.dims.report, 'transactions');
+  const outcomes = points.map((p) => String(p.dims.outcome));
+  assert.deepEqual(perReport.map((p) => String(p.dims.outcome)), outcomes.filter((o) => o !== 'Success'));
+  return outcomes;
 }
 
 /** Keys of one day in the curated bucket, across tables/, rejected/ and manifests/. */

@@ -179,20 +179,25 @@ describe('powertools', () => {
 });
 
 describe('metrics', () => {
-  it('emits one EMF record per data point with report and environment (and outcome) dimensions', () => {
+  it('emits one EMF record per data point: a failure per report and per environment, bytes per environment only', () => {
     const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'paynet-reports' });
+    const dims = { report: 'transactions', connection: 'default', environment: 'dev' };
     const lines = captureOutput(() => {
-      recordFetch(metrics, { report: 'transactions', environment: 'dev' }, { outcome: 'GatewayUnavailable', bytes: 10, durationMs: 250 });
-      emitMetric(metrics, MetricName.RowsWritten, 42, { report: 'transactions', environment: 'dev' });
+      recordFetch(metrics, dims, { outcome: 'GatewayUnavailable', bytes: 10, durationMs: 250 });
+      recordFetch(metrics, dims, { outcome: 'Success' });
+      emitMetric(metrics, MetricName.RowsWritten, 42, dims);
     });
     const records = lines.map((l) => JSON.parse(l));
-    assert.equal(records.length, 4);
-    const outcome = records.find((r) => r.FetchOutcome !== undefined);
-    assert.deepEqual(outcome._aws.CloudWatchMetrics[0].Dimensions, [['service', 'report', 'environment', 'outcome']]);
-    assert.equal(outcome._aws.CloudWatchMetrics[0].Namespace, 'PaynetReports');
-    assert.equal(outcome.outcome, 'GatewayUnavailable');
+    assert.equal(records.length, 6);
+    const outcomes = records.filter((r) => r.FetchOutcome !== undefined).map((r) => [r.outcome, r._aws.CloudWatchMetrics[0].Dimensions]);
+    assert.deepEqual(outcomes, [
+      ['GatewayUnavailable', [['service', 'environment', 'outcome']]],
+      ['GatewayUnavailable', [['service', 'connection', 'report', 'environment', 'outcome']]],
+      ['Success', [['service', 'environment', 'outcome']]],
+    ]);
+    assert.equal(records[0]._aws.CloudWatchMetrics[0].Namespace, 'PaynetReports');
     const bytes = records.find((r) => r.FetchBytes !== undefined);
-    assert.deepEqual(bytes._aws.CloudWatchMetrics[0].Dimensions, [['service', 'report', 'environment']]);
+    assert.deepEqual(bytes._aws.CloudWatchMetrics[0].Dimensions, [['service', 'environment']]);
     assert.deepEqual(bytes._aws.CloudWatchMetrics[0].Metrics, [{ Name: 'FetchBytes', Unit: 'Bytes' }]);
     assert.equal(records.find((r) => r.RowsWritten !== undefined).RowsWritten, 42);
   });

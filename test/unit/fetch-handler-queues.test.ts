@@ -160,7 +160,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
     assert.equal(secretReads('default'), 2, 'read once through the cache, once past it');
 
     const outcomes = metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome);
-    assert.deepEqual(outcomes, ['Success', 'Success', 'Success']);
+    assert.deepEqual(outcomes, ['Success', 'Success', 'Success'], 'no refusal written, per report or per environment');
     const warning = run.lines.find((l) => l.level === 'WARN' && /secret has changed since \(rotated\): retrying this window with the new value/.test(String(l.message)));
     assert.ok(warning, 'a warning says the secret had changed');
     assert.equal(warning.window, '2026-11-20T00:00:00/2026-11-21T00:00:00');
@@ -184,7 +184,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
     assert.match(run.error.message, /^The gateway of connection "default" refused to authorise login "provider-a-merchant" signing with HMAC-SHA1: .*: "transactions"\. /);
     assert.deepEqual(simA.requests.slice(from).map((r) => r.outcome), ['refused', 'refused'], 'the new value was tried once, and no other window');
     assert.equal(secretReads('default'), 2, 'the secret is re-read once per run, not after the second refusal');
-    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['AuthenticationRefused']);
+    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome', 'report').map((p) => p.dims.outcome), ['AuthenticationRefused']);
     assert.deepEqual(await rawKeys(), []);
     for (const key of [first.controlKey, second.controlKey]) assert.ok(!run.text.includes(key) && !run.error.message.includes(key));
   });
@@ -206,7 +206,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
 
     assert.deepEqual(simB.requests.slice(from).map((r) => [r.outcome, r.detail]), [['refused', 'bad-signature']]);
     assert.equal(secretReads('provider-b'), 2, 're-read past the cache once, found unchanged');
-    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => [p.dims.report, p.dims.outcome]), [['payouts', 'AuthenticationRefused']]);
+    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome', 'report').map((p) => [p.dims.report, p.dims.outcome]), [['payouts', 'AuthenticationRefused']]);
     assert.deepEqual(await rawKeys(), []);
     const failed = run.lines.find((l) => l.message === 'Fetch run failed' && l.messageId);
     assert.equal(failed?.messageId, '3c1d6a52-9e0b-4f7a-8d21-6b5e4c3a2f01');

@@ -143,13 +143,13 @@ describe('fetch-report handler', () => {
     assert.ok(!run.text.includes(DEFAULT_HMAC_CONTROL_KEY), 'the control key never appears');
     assert.ok(!/oauth_signature="[^"[]/.test(run.text), 'no signature appears');
 
-    // Metrics: one outcome, bytes and duration per window, with the alarm's dimensions.
+    // Metrics: one outcome, bytes and duration per window, per environment: a success keeps no series per report.
     const outcomes = metricPoints(run.lines, 'FetchOutcome');
     assert.equal(outcomes.length, 3);
     for (const p of outcomes) {
       assert.equal(p.value, 1);
       assert.equal(p.dims.outcome, 'Success');
-      assert.equal(p.dims.report, 'transactions');
+      assert.equal(p.dims.report, undefined);
       assert.equal(p.dims.environment, 'test');
       assert.equal(p.dims.service, 'paynet-reports');
     }
@@ -216,7 +216,7 @@ describe('fetch-report handler', () => {
     assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
     assert.deepEqual(await rawKeys(), []);
     assert.ok(!run.text.includes(wrongKey));
-    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['AuthenticationRefused'], 'the other windows were not tried');
+    assert.deepEqual(metricPoints(run.lines, 'FetchOutcome', 'report').map((p) => p.dims.outcome), ['AuthenticationRefused'], 'the other windows were not tried');
     assert.ok(run.lines.some((l) => String(l.message).includes('remaining windows were not tried')));
   });
 
@@ -238,7 +238,7 @@ describe('fetch-report handler', () => {
         assert.ok(run.error instanceof GatewayUnavailable, String(run.error));
         // Newest first: the 20th broke off; the 19th and 18th were stored.
         assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-18/2026-11-18T00-00-00.csv', 'raw/transactions/dt=2026-11-19/2026-11-19T00-00-00.csv']);
-        assert.deepEqual(metricPoints(run.lines, 'FetchOutcome').map((p) => p.dims.outcome), ['GatewayUnavailable', 'Success', 'Success']);
+        assert.deepEqual(metricPoints(run.lines, 'FetchOutcome', 'environment').map((p) => p.dims.outcome), ['GatewayUnavailable', 'Success', 'Success']);
         const failed = run.lines.find((l) => l.message === 'Window failed');
         assert.equal(failed?.window, '2026-11-20T00:00:00/2026-11-21T00:00:00');
         assert.equal(failed?.code, 'GatewayUnavailable');

@@ -127,10 +127,12 @@ describe('parse-report handler', () => {
       db.close();
     }
 
+    // Rows per environment; a report's series of completed loads, its connection named for the alarms' WHERE.
     assert.deepEqual(metricPoints(run.lines, 'RowsWritten').map((p) => [p.value, p.dims.report, p.dims.environment, p.dims.service]), [
-      [ROWS, 'transactions', 'test', 'paynet-reports'],
+      [ROWS, undefined, 'test', 'paynet-reports'],
     ]);
-    assert.deepEqual(metricPoints(run.lines, 'RowsRejected').map((p) => p.value), [0]);
+    assert.deepEqual(metricPoints(run.lines, 'LoadsCompleted').map((p) => [p.value, p.dims.report, p.dims.connection]), [[1, 'transactions', 'default']]);
+    assert.deepEqual(metricPoints(run.lines, 'RowsRejected'), [], 'no rejected rows: no series');
     assert.equal(metricPoints(run.lines, 'LoadLagSeconds')[0]?.value, m.loadLagSeconds);
     const loaded = run.lines.find((l) => l.message === 'Report loaded');
     assert.equal(loaded?.runId, 'req-parse-1');
@@ -224,7 +226,7 @@ describe('parse-report handler', () => {
       await putRaw(date, writeReportCsv(REPORT_HEADER, generateTransactions(LOGIN, day(date), ROWS), csvOptions), 'csv');
       const run = await invoke(objectCreated(rawKey('transactions', day(date), 'csv')), `req-history-${date}`);
       assert.deepEqual(run.result, { batchItemFailures: [] });
-      assert.deepEqual(metricPoints(run.lines, 'QualityFindings').map((p) => p.value), [0], 'too little history: nothing flagged');
+      assert.deepEqual(metricPoints(run.lines, 'QualityFindings'), [], 'too little history: nothing flagged, no series');
     }
     const few = generateTransactions(LOGIN, day('2026-10-23'), 4);
     await putRaw('2026-10-23', writeReportCsv(REPORT_HEADER, [...few, few[0]!], csvOptions), 'csv');

@@ -716,7 +716,12 @@ describe('reports status over two connections', () => {
     assert.equal(call!.StartTime!.toISOString(), '2026-11-07T06:00:00.000Z');
     assert.deepEqual(
       call!.MetricDataQueries!.map((q) => [q.MetricStat!.Metric!.Namespace, q.MetricStat!.Metric!.MetricName, Object.fromEntries(q.MetricStat!.Metric!.Dimensions!.map((d) => [d.Name, d.Value])), q.MetricStat!.Stat]),
-      ['transactions', 'hourly'].map((report) => ['PaynetReports', 'FetchOutcome', { service: 'paynet-reports', report, environment: 'test', outcome: 'AuthenticationRefused' }, 'Sum']),
+      [['transactions', 'provider-a'], ['hourly', 'provider-b']].map(([report, connection]) => [
+        'PaynetReports',
+        'FetchOutcome',
+        { service: 'paynet-reports', connection, report, environment: 'test', outcome: 'AuthenticationRefused' },
+        'Sum',
+      ]),
     );
     const text = formatStatus(items);
     assert.ok(!text.includes('ck-7d1f0c9e') && !text.includes('ck-b-not-for-logs') && !text.includes('merchant-b'), 'no secret value printed');
