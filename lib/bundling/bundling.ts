@@ -26,7 +26,7 @@ export interface LambdaBundle {
   readonly extraEntries?: Readonly<Record<string, string>>;
 }
 
-/** The pipeline's two functions. The stack uses these unless a test or `-c handlerEntry` substitutes an entry. */
+/** The pipeline's functions. The stack uses these unless a test or `-c handlerEntry` substitutes an entry. */
 export const LAMBDA_BUNDLES = {
   fetch: { entry: projectPath('functions/fetch-report/handler.ts') },
   parse: {
@@ -35,6 +35,8 @@ export const LAMBDA_BUNDLES = {
     // import.meta.url)); in a single-file bundle the converter would silently run inline.
     extraEntries: { 'parquet-worker': projectPath('functions/core/parquet/parquet-worker.ts') },
   },
+  // The freshness check (lib/constructs/freshness.ts): the catalog names the reports it watches.
+  freshness: { entry: projectPath('functions/check-freshness/handler.ts') },
 } as const satisfies Record<string, LambdaBundle>;
 
 export type BundleName = keyof typeof LAMBDA_BUNDLES;

@@ -1,0 +1,70 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import { Construct } from 'constructs';
+import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
+import { INLINE_POLICY_REASON, PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
+
+/**
+ * How often the freshness check runs. Each run writes ReportStale for every late report, and the no-fresh-data alarms
+ * take the maximum over an hour (lib/constructs/alarms.ts): four runs an hour leave no gap for a late or failed run to
+ * turn a contributor OK and notify twice, and a report is named within about a quarter of an hour of its deadline.
+ */
+export const FRESHNESS_CHECK_EVERY = Duration.minutes(15);
+
+export interface FreshnessProps extends FunctionSettings {
+  /** Added to each report's window: a report is late when no load completed within both. */
+  readonly grace: Duration;
+  /** The check runs only while the environment's schedules do: nothing is expected of a report before that. */
+  readonly schedulesEnabled: boolean;
+  /** Encrypts the log group. */
+  readonly key: kms.IKey;
+  /** Handler module; defaults to functions/check-freshness/handler.ts. */
+  readonly entry?: string;
+}
+
+/**
+ * The freshness check (functions/check-freshness/handler.ts) and the schedule that runs it. It replaces an alarm per
+ * report on that report's own LoadsCompleted: a report that stops loading leaves no series for a grouped alarm to see,
+ * while the catalog the check carries still names it.
+ */
+export class Freshness extends Construct {
+  readonly function: PipelineFunction;
+  readonly schedule: scheduler.Schedule;
+
+  constructor(scope: Construct, id: string, props: FreshnessProps) {
+    super(scope, id);
+    this.function = new PipelineFunction(this, 'Check', {
+      ...functionSettingsOf(props),
+      entry: props.entry ?? LAMBDA_BUNDLES.freshness.entry,
+      description: 'paynet-reports: name the reports with no completed load within their window plus the grace',
+      logKey: props.key,
+      environmentVariables: { FRESHNESS_GRACE_HOURS: String(props.grace.toHours()) },
+    });
+    this.function.role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }));
+    Validations.of(this.function.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'X-Ray active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) and cloudwatch:GetMetricData, which reads the ' +
+        "reports' completed loads: none of the three supports resource-level permissions.",
+    });
+
+    const role = new iam.Role(this, 'SchedulerRole', {
+      // Only schedules of this account may assume it (confused-deputy protection).
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com').withConditions({ StringEquals: { 'aws:SourceAccount': Stack.of(this).account } }),
+      description: `paynet-reports ${props.environment}: EventBridge Scheduler runs the freshness check`,
+    });
+    Validations.of(role).acknowledge({ id: 'PCI.DSS.321-IAMNoInlinePolicy', reason: INLINE_POLICY_REASON });
+    this.schedule = new scheduler.Schedule(this, 'Schedule', {
+      description: `paynet-reports ${props.environment}: the freshness check, every ${FRESHNESS_CHECK_EVERY.toMinutes()} minutes`,
+      schedule: scheduler.ScheduleExpression.rate(FRESHNESS_CHECK_EVERY),
+      // Off while the schedules are: once they are switched on, the first check names every report not loaded in time,
+      // an OK -> ALARM transition CloudWatch notifies on (as the per-report alarms it replaces did).
+      enabled: props.schedulesEnabled,
+      // The next run comes within minutes: a failed one is not retried, and its errors alarm (freshness-errors).
+      target: new targets.LambdaInvoke(this.function.function, { role, retryAttempts: 0 }),
+    });
+  }
+}
