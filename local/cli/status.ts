@@ -14,13 +14,15 @@ import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/cor
 import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/definitions/table-schema.js';
 import { parseWindowSize } from '../../functions/core/time/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
+import { checkAlarms } from './status-alarms.js';
 import { checkConnectionSecret, connectionItem, lastRefusals, type ReportLoad, type StatusConnection } from './status-connections.js';
 import { DOCS, errorName, formatAge, OPERATIONS, unknown, type StatusItem } from './status-items.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
  * what is left to do. Reads the stack's outputs (and prints the egress IPs to allow-list when the stack has them), then
- * one check per item: alarm subscriptions confirmed, schedules enabled; per connection (local/cli/status-connections.ts)
+ * one check per item: alarm subscriptions confirmed, the alarms in ALARM with the reports each names (local/cli/status-alarms.ts),
+ * schedules enabled; per connection (local/cli/status-connections.ts)
  * its reports with their newest load and its newest refusal, its secret (named by the environment file) no longer
  * holding the placeholder, and the newest load of each of its reports (outcome, age); messages waiting in each
  * dead-letter queue, and one query per report through the workgroup that reads every
@@ -488,10 +490,11 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   }
   const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
   const now = (input.now ?? (() => new Date()))();
-  const [secrets, refusals, subscriptions, schedules, deadLetters, loads, stale] = await Promise.all([
+  const [secrets, refusals, subscriptions, alarms, schedules, deadLetters, loads, stale] = await Promise.all([
     Promise.all(input.connections.map((c) => checkConnectionSecret(input.clients.secrets, c, now))),
     lastRefusals(input.clients.cloudWatch, input.environment, input.connections.flatMap((c) => c.reports.map((id) => ({ id, connection: c.name }))), now).catch((error: unknown) => ({ error })),
     checkSubscriptions(input, need('AlarmTopicArn')),
+    checkAlarms(input.clients.cloudWatch, input.environment, now),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),
     Promise.all(input.reports.map((r) => checkLoad(input, need('CuratedBucketName'), r))),
@@ -510,7 +513,7 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   const egress = outputs.EgressIps ? [egressItem(outputs.EgressIps)] : [];
   const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
   const byConnection = connectionGroups(input, now, secrets, refusals, loads);
-  return [...items, ...egress, subscriptions, ...schedules, ...byConnection, ...stale, ...deadLetters, ...counts, ...findings];
+  return [...items, ...egress, subscriptions, ...alarms, ...schedules, ...byConnection, ...stale, ...deadLetters, ...counts, ...findings];
 }
 
 /**

@@ -12,7 +12,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, DescribeAlarmContributorsCommand, DescribeAlarmsCommand, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { refuseWhatTrinoCannotParse } from '../../lib/saved-queries/saved-query-grammar.js';
@@ -225,6 +225,7 @@ describe('reports status', () => {
     assert.deepEqual(items.map((i) => i.item), [
       'stack',
       'alarm e-mails',
+      'alarms',
       'schedules',
       'connection default',
       'secret default',
@@ -300,7 +301,7 @@ describe('reports status', () => {
     assert.equal(mocks.athena.commandCalls(StartQueryExecutionCommand).length, 0, 'nothing to count, no query');
     // Nothing loaded, so nothing written under another definition either.
     // Nor refused: the connection's line has nothing against it (its loads' lines say what is missing).
-    const fine = new Set(['stack', 'connection default', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
+    const fine = new Set(['stack', 'alarms', 'connection default', 'dead letters parse', 'dead letters schedule', 'stale transactions', 'stale hourly']);
     for (const i of items.filter((x) => !fine.has(x.item))) assert.equal(i.verdict, 'TODO', i.item);
     assert.match(byItem(items, 'stale transactions').detail, /^0 windows checked: 0 with a table file/);
   });
@@ -659,6 +660,45 @@ describe('reports status', () => {
       db.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('reports status: alarms in ALARM', () => {
+  beforeEach(() => {
+    for (const m of Object.values(mocks)) m.reset();
+  });
+
+  it('names the reports of a multi-report alarm (its contributors), and a plain alarm by its reason', async () => {
+    healthy();
+    const query = "SELECT SUM(RowsRejected) FROM SCHEMA(PaynetReports, connection, environment, report, service) WHERE environment = 'test' AND connection = 'default' GROUP BY report ORDER BY SUM() DESC LIMIT 100";
+    mocks.cloudWatch.on(DescribeAlarmsCommand).resolves({
+      MetricAlarms: [
+        { AlarmName: 'paynet-reports-test-rejected-rows-default', Metrics: [{ Id: 'reports', Expression: query, Period: 300 }], StateUpdatedTimestamp: new Date(NOW.getTime() - 2 * 3_600_000) },
+        { AlarmName: 'paynet-reports-test-dead-letters-parse', MetricName: 'ApproximateNumberOfMessagesVisible', StateReason: 'Threshold Crossed: 1 datapoint [2.0] was >= 1.0' },
+      ],
+    });
+    mocks.cloudWatch
+      .on(DescribeAlarmContributorsCommand, { AlarmName: 'paynet-reports-test-rejected-rows-default' })
+      .resolvesOnce({ AlarmContributors: [{ ContributorId: '1', ContributorAttributes: { report: 'transactions', connection: 'default' }, StateReason: 'x' }], NextToken: 'more' })
+      .resolvesOnce({ AlarmContributors: [{ ContributorId: '2', ContributorAttributes: { report: 'hourly' }, StateReason: 'y' }] });
+    const items = await collectStatus(input());
+    assert.deepEqual(byItem(items, 'alarm rejected-rows-default'), {
+      item: 'alarm rejected-rows-default',
+      verdict: 'TODO',
+      detail: 'in ALARM for 2 h: reports hourly, transactions; see docs/operations.md ("Alarms") for what it means and what to do',
+    });
+    assert.match(byItem(items, 'alarm dead-letters-parse').detail, /^in ALARM: Threshold Crossed/);
+    // Only this environment's alarms, only those in ALARM.
+    assert.deepEqual(mocks.cloudWatch.commandCalls(DescribeAlarmsCommand).map((c) => [c.args[0].input.AlarmNamePrefix, c.args[0].input.StateValue]), [['paynet-reports-test-', 'ALARM']]);
+    assert.equal(mocks.cloudWatch.commandCalls(DescribeAlarmContributorsCommand).length, 2, 'both pages, for the grouped alarm only');
+  });
+
+  it('says UNKNOWN, naming the permission, when the alarms cannot be read', async () => {
+    healthy();
+    mocks.cloudWatch.on(DescribeAlarmsCommand).rejects(Object.assign(new Error('not authorized'), { name: 'AccessDenied' }));
+    const items = await collectStatus(input());
+    assert.equal(byItem(items, 'alarms').verdict, 'UNKNOWN');
+    assert.match(byItem(items, 'alarms').detail, /cloudwatch:DescribeAlarms/);
   });
 });
 
