@@ -12,14 +12,14 @@ import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.j
  * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs on every synthesis.
  *
  * Context:
- *   -c handlerEntry=<file>   bundle this module for both functions instead of the real handlers (an offline
+ *   -c handlerEntry=<file>   bundle this module for every function instead of the real handlers (an offline
  *                            check of the infrastructure alone, e.g. test/infra/fixtures/noop-handler.ts).
  *   -c environments=a,b      synthesize only these environments.
  */
 const app = new App();
 const override = app.node.tryGetContext('handlerEntry') as string | undefined;
 const only = (app.node.tryGetContext('environments') as string | undefined)?.split(',').map((s) => s.trim());
-const entries = override ? { fetch: resolve(override), parse: resolve(override) } : undefined;
+const entries = override ? { fetch: resolve(override), parse: resolve(override), freshness: resolve(override) } : undefined;
 /**
  * A broken catalog or environment (file, field) or a saved query Athena cannot parse (file, line, column) stops
  * the synthesis with its message instead of a stack trace.

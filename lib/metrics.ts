@@ -1,12 +1,12 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { Dimension, METRIC_NAMESPACE, MetricName, type FetchOutcome } from '../functions/aws/metrics.js';
+import { Dimension, METRIC_NAMESPACE, MetricName, PER_REPORT_METRICS } from '../functions/aws/metrics.js';
 
 /**
  * The stack's view of the handlers' custom metrics. Names, namespace, units and dimension names come
  * from functions/aws/metrics.ts (what the handlers emit), so an alarm cannot watch a metric nobody writes.
  */
-export { METRIC_NAMESPACE, MetricName };
+export { METRIC_NAMESPACE, MetricName, PER_REPORT_METRICS };
 
 /**
  * POWERTOOLS_SERVICE_NAME of both functions (Powertools' default too, so local runs emit the same):
@@ -14,57 +14,77 @@ export { METRIC_NAMESPACE, MetricName };
  */
 export const SERVICE_NAME = 'paynet-reports';
 
-/** A per-report pipeline metric with exactly the dimension set the handlers write: {service, report, environment}. */
-export function reportMetric(
+/** A per-environment metric with exactly the dimension set the handlers write: {service, environment}. */
+export function environmentMetric(
   name: Exclude<MetricName, 'FetchOutcome'>,
   environment: string,
-  report: string,
   options: { statistic?: string; period?: Duration; label?: string } = {},
 ): cloudwatch.Metric {
+  if (PER_REPORT_METRICS.has(name)) throw new Error(`${name} is written per report, not per environment (functions/aws/metrics.ts).`);
   return new cloudwatch.Metric({
     namespace: METRIC_NAMESPACE,
     metricName: name,
-    dimensionsMap: { [Dimension.service]: SERVICE_NAME, [Dimension.report]: report, [Dimension.environment]: environment },
+    dimensionsMap: { [Dimension.service]: SERVICE_NAME, [Dimension.environment]: environment },
     // No unit filter: an alarm with a unit ignores data points written with any other unit.
     statistic: options.statistic ?? cloudwatch.Stats.SUM,
     period: options.period ?? Duration.minutes(5),
-    label: options.label ?? `${report} ${name}`,
+    label: options.label ?? name,
   });
 }
 
-/** FetchOutcome for one outcome of one report: {service, report, environment, outcome}, as fetch-windows.ts writes it. */
-export function fetchOutcomeMetric(
-  environment: string,
-  report: string,
-  outcome: FetchOutcome,
-  options: { period?: Duration; label?: string } = {},
-): cloudwatch.Metric {
-  return new cloudwatch.Metric({
-    namespace: METRIC_NAMESPACE,
-    metricName: MetricName.FetchOutcome,
-    dimensionsMap: {
-      [Dimension.service]: SERVICE_NAME,
-      [Dimension.report]: report,
-      [Dimension.environment]: environment,
-      [Dimension.outcome]: outcome,
-    },
-    statistic: cloudwatch.Stats.SUM,
-    period: options.period ?? Duration.minutes(5),
-    label: options.label ?? `${report} ${outcome}`,
-  });
+/** The schema of the per-report series, {connection, environment, report, service} (+ outcome for FetchOutcome). */
+export function perReportSchema(name: MetricName): string {
+  const dims = [Dimension.connection, Dimension.environment, ...(name === MetricName.FetchOutcome ? [Dimension.outcome] : []), Dimension.report, Dimension.service];
+  return `SCHEMA(${METRIC_NAMESPACE}, ${dims.join(', ')})`;
+}
+
+/** Metrics Insights allows single-quoted literals; connection and report names never hold a quote, but a test may. */
+const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+
+/** At most this many series per query: the alarm keeps at most 100 contributors in ALARM anyway (docs/operations.md). */
+export const CONTRIBUTOR_LIMIT = 100;
+
+/**
+ * A Metrics Insights query of one per-report metric of one connection, one series per report, largest first:
+ * `SELECT SUM(RowsRejected) FROM SCHEMA(...) WHERE environment = 'prod' AND connection = 'eu' GROUP BY report ORDER BY SUM() DESC LIMIT 100`.
+ * ORDER BY DESC with LIMIT keeps the breaching series (the largest) within the query's 500-series limit at any
+ * number of reports; the per-report metrics are written only when something is wrong, so a healthy report matches nothing.
+ */
+export function perReportQuery(
+  name: MetricName,
+  where: { environment: string; connection?: string; outcome?: string },
+  aggregate: 'SUM' | 'MAX' = 'SUM',
+  limit = CONTRIBUTOR_LIMIT,
+): string {
+  const filters = [
+    `${Dimension.environment} = ${literal(where.environment)}`,
+    ...(where.connection !== undefined ? [`${Dimension.connection} = ${literal(where.connection)}`] : []),
+    ...(where.outcome !== undefined ? [`${Dimension.outcome} = ${literal(where.outcome)}`] : []),
+  ];
+  return `SELECT ${aggregate}(${name}) FROM ${perReportSchema(name)} WHERE ${filters.join(' AND ')} GROUP BY ${Dimension.report} ORDER BY ${aggregate}() DESC LIMIT ${limit}`;
 }
 
 /**
- * Every outcome of every report's fetches, one line each, found by a search expression: outcomes are
- * error codes, and a graph that lists them by hand would miss the one nobody thought of. Graphs only
- * (alarms cannot watch a search).
+ * Every report's series of one per-report metric, one line each, found by a search expression (graphs only:
+ * alarms cannot watch a search). With `outcome` in the schema for FetchOutcome: error codes are open-ended.
  */
+export function perReportSearch(name: MetricName, environment: string, statistic: string, period: Duration): cloudwatch.MathExpression {
+  const schema = perReportSchema(name).replace(/^SCHEMA\((.*)\)$/, '$1').replace(/ /g, '');
+  const outcome = name === MetricName.FetchOutcome ? ` \${PROP('Dim.${Dimension.outcome}')}` : '';
+  return new cloudwatch.MathExpression({
+    expression: `SEARCH('{${schema}} MetricName="${name}" ${Dimension.environment}="${environment}"', '${statistic}', ${period.toSeconds()})`,
+    // A dynamic label: one legend entry per line, "transactions AuthenticationRefused".
+    label: `\${PROP('Dim.${Dimension.report}')}${outcome}`,
+    period,
+  });
+}
+
+/** Every outcome of the environment's fetches, Success and each error code by name, one line each (graphs only). */
 export function fetchOutcomesSearch(environment: string, period: Duration): cloudwatch.MathExpression {
-  const dims = [Dimension.environment, Dimension.outcome, Dimension.report, Dimension.service].join(',');
+  const dims = [Dimension.environment, Dimension.outcome, Dimension.service].join(',');
   return new cloudwatch.MathExpression({
     expression: `SEARCH('{${METRIC_NAMESPACE},${dims}} MetricName="${MetricName.FetchOutcome}" ${Dimension.environment}="${environment}"', 'Sum', ${period.toSeconds()})`,
-    // A dynamic label: one legend entry per line, "transactions AuthenticationRefused".
-    label: `\${PROP('Dim.${Dimension.report}')} \${PROP('Dim.${Dimension.outcome}')}`,
+    label: `\${PROP('Dim.${Dimension.outcome}')}`,
     period,
   });
 }

@@ -14,6 +14,7 @@ import { Credentials } from './constructs/credentials.js';
 import { PipelineDashboard } from './constructs/dashboard.js';
 import { Egress, egressSettings } from './constructs/egress.js';
 import { Fetch, type FetchProps } from './constructs/fetch.js';
+import { Freshness } from './constructs/freshness.js';
 import { applyGovernance } from './policies/governance.js';
 import { Lake } from './constructs/lake.js';
 import { Parse } from './constructs/parse.js';
@@ -22,8 +23,8 @@ import { ReportShards } from './constructs/report-shards.js';
 export interface ReportsPipelineStackProps extends StackProps {
   readonly config: EnvironmentConfig;
   readonly reports: readonly ReportDefinition[];
-  /** Handler modules; default functions/fetch-report/handler.ts and functions/parse-report/handler.ts. */
-  readonly entries?: { readonly fetch?: string; readonly parse?: string };
+  /** Handler modules; default functions/fetch-report/handler.ts, functions/parse-report/handler.ts, functions/check-freshness/handler.ts. */
+  readonly entries?: { readonly fetch?: string; readonly parse?: string; readonly freshness?: string };
 }
 
 export { stackName } from '../functions/core/naming.js';
@@ -41,6 +42,7 @@ export class ReportsPipelineStack extends Stack {
   readonly credentials: Credentials;
   readonly fetch: Fetch;
   readonly parse: Parse;
+  readonly freshness: Freshness;
   readonly catalog: Catalog;
   readonly alarms: Alarms;
   readonly dashboard: PipelineDashboard;
@@ -82,6 +84,15 @@ export class ReportsPipelineStack extends Stack {
     const functionDefaults = { environment: c.name, key: this.lake.key, logLevel: c.logLevel, logRetention, removalPolicy };
     this.fetch = this.addFetch(props, functionDefaults);
     this.parse = this.addParse(props, functionDefaults);
+    this.freshness = new Freshness(this, 'Freshness', {
+      ...functionDefaults,
+      timeout: Duration.minutes(1),
+      memorySize: 256,
+      grace: Duration.hours(c.freshnessGraceHours),
+      schedulesEnabled: c.schedulesEnabled,
+      scheduleGroup: this.fetch.scheduleGroup,
+      entry: props.entries?.freshness,
+    });
     this.catalog = this.addCatalog(c, reports, removalPolicy);
     this.analysts = this.addAnalysts(c);
 
@@ -91,7 +102,7 @@ export class ReportsPipelineStack extends Stack {
       'fetch-failures': this.fetch.failedRunsQueue,
       parse: this.parse.deadLetterQueue,
     };
-    this.alarms = this.addAlarms(c, reports, deadLetterQueues);
+    this.alarms = this.addAlarms(c, deadLetterQueues);
     if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
       this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
     }
@@ -200,17 +211,16 @@ export class ReportsPipelineStack extends Stack {
     });
   }
 
-  private addAlarms(c: EnvironmentConfig, reports: readonly ReportDefinition[], deadLetterQueues: Record<string, sqs.IQueue>): Alarms {
+  private addAlarms(c: EnvironmentConfig, deadLetterQueues: Record<string, sqs.IQueue>): Alarms {
     return new Alarms(this, 'Alarms', {
       environment: c.name,
       fetchFunction: this.fetch.function.function,
       parseFunction: this.parse.function.function,
+      freshnessFunction: this.freshness.function.function,
       deadLetterQueues,
-      reports: reports.map((r) => ({ id: r.id, window: r.window })),
+      connections: c.connections.map((k) => k.name),
       key: this.lake.key,
       emails: c.alarmEmails,
-      freshnessGrace: Duration.hours(c.freshnessGraceHours),
-      schedulesEnabled: c.schedulesEnabled,
     });
   }
 
@@ -260,7 +270,7 @@ export class ReportsPipelineStack extends Stack {
         description: "Everything querying needs: attach it to the analysts' IAM role (or analystRoleArns), or by name to an SSO permission set",
       },
       AnalystPolicyName: { value: this.analysts.policy.managedPolicyName, description: 'The analysts\' policy by name, as an SSO permission set refers to it' },
-      ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report' },
+      ScheduleGroupName: { value: this.fetch.scheduleGroup.scheduleGroupName, description: 'EventBridge Scheduler group holding one schedule per report and the freshness check' },
     };
     // Only with a network setting: what to give a gateway that allow-lists addresses (`reports status` prints it).
     if (this.egress) outputs.EgressIps = this.egress.output;

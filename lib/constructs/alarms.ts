@@ -9,52 +9,101 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { NAME_PREFIX } from '../../functions/core/naming.js';
-import { parseWindowSize } from '../../functions/core/time/window.js';
-import { fetchOutcomeMetric, MetricName, reportMetric } from '../metrics.js';
-
-/** A report as the alarms see it: its id and its window ("P1D", "PT6H"). */
-export interface WatchedReport {
-  readonly id: string;
-  readonly window: string;
-}
+import { MetricName, perReportQuery } from '../metrics.js';
 
 export interface AlarmsProps {
   readonly environment: string;
   readonly fetchFunction: lambda.IFunction;
   readonly parseFunction: lambda.IFunction;
+  /** The freshness check (lib/constructs/freshness.ts): its failure would silence the no-fresh-data alarms. */
+  readonly freshnessFunction?: lambda.IFunction;
   /** Every dead-letter queue of the pipeline, by a short readable name ("schedule", "fetch-failures", "parse"). */
   readonly deadLetterQueues: Record<string, sqs.IQueue>;
-  readonly reports: readonly WatchedReport[];
+  /** The connections by name: one alarm of each per-report kind per connection, its reports the contributors. */
+  readonly connections: readonly string[];
   /** Encrypts the topic; CloudWatch is allowed to use it to publish. */
   readonly key: kms.IKey;
   readonly emails: readonly string[];
-  /** Added to each report's window before "no fresh data" alarms. */
-  readonly freshnessGrace: Duration;
-  /**
-   * Whether the schedules run. While they do not, the freshness alarms treat missing data as not breaching, so
-   * they rest in OK; turning the schedules on makes missing data breaching, and an alarm with nothing loading
-   * then goes from OK to ALARM, a transition, which is what CloudWatch notifies on.
-   */
-  readonly schedulesEnabled: boolean;
 }
 
-/** CloudWatch alarms evaluate at most 7 days (period x evaluation periods). */
-const MAX_EVALUATION = Duration.days(7);
+/** The per-report kinds: each is one Metrics Insights alarm per connection, grouped by report. */
+interface ReportAlarmKind {
+  readonly name: string;
+  readonly metric: MetricName;
+  readonly aggregate: 'SUM' | 'MAX';
+  readonly outcome?: string;
+  /** Breaching at or above this value. */
+  readonly threshold: number;
+  readonly period: Duration;
+  readonly description: (connection: string, environment: string) => string;
+}
 
-export const windowDuration = (window: string): Duration => {
-  const size = parseWindowSize(window);
-  return size.unit === 'day' ? Duration.days(size.count) : Duration.hours(size.count);
-};
+const WHICH_REPORTS = (environment: string) =>
+  `The reports are the alarm's contributors: named in the notification's "StateReason" and in \`npm run reports -- status --environment ${environment}\` (docs/operations.md, "Reading a multi-report alarm").`;
+
+/**
+ * What alarms per report, per connection. Auth refused: the fetch-errors alarm fires too, but says only "failed";
+ * this one names the cause, the one failure that needs a person with the provider's credentials. Data quality: a
+ * load that succeeded but looks wrong, which no other alarm sees. No fresh data: the freshness check's ReportStale,
+ * written each run for every report with no completed load within its window plus the grace (a report that stops
+ * loading writes nothing at all, so no alarm on its own series could see it).
+ */
+const REPORT_ALARMS: readonly ReportAlarmKind[] = [
+  {
+    name: 'auth-refused',
+    metric: MetricName.FetchOutcome,
+    aggregate: 'SUM',
+    outcome: 'AuthenticationRefused',
+    threshold: 1,
+    period: Duration.minutes(5),
+    description: (connection, environment) =>
+      `Connection "${connection}": the gateway refused the credentials ("not authorised") for the reports named. Check with the provider that the login ` +
+      `is active and the key current, then put the right value into the connection's Secrets Manager secret; the next run (or a backfill) picks it up. ${WHICH_REPORTS(environment)}`,
+  },
+  {
+    name: 'rejected-rows',
+    metric: MetricName.RowsRejected,
+    aggregate: 'SUM',
+    threshold: 1,
+    period: Duration.minutes(5),
+    description: (connection, environment) =>
+      `Connection "${connection}": rows of the reports named failed typing and were quarantined under rejected/<report>/ with line numbers and reasons. ${WHICH_REPORTS(environment)}`,
+  },
+  {
+    name: 'data-quality',
+    metric: MetricName.QualityFindings,
+    aggregate: 'SUM',
+    threshold: 1,
+    period: Duration.minutes(5),
+    description: (connection, environment) =>
+      `Connection "${connection}": a window of each report named loaded, but its data checks found something: rows (or the sum) far from the same weekday ` +
+      'or hour of earlier weeks, a header-only file where rows are usual, or repeated keys. The data was kept as sent. ' +
+      `Which window and what was off: \`npm run reports -- status --environment ${environment}\`, the dashboard's findings table, ` +
+      'or the parse log line "Data quality finding"; each check\'s value and band are in the window\'s manifest (manifests/<report>/). ' +
+      'The OK that follows means no newer finding, not that the window was fixed: re-fetch it once the provider has.',
+  },
+  {
+    name: 'no-fresh-data',
+    metric: MetricName.ReportStale,
+    aggregate: 'MAX',
+    threshold: 1,
+    // The check runs every FRESHNESS_CHECK_EVERY: an hour holds several of its points, so a late run leaves no gap.
+    period: Duration.hours(1),
+    description: (connection, environment) =>
+      `Connection "${connection}": no window of the reports named was loaded within its window plus freshnessGraceHours. ` +
+      `Check the fetch and parse alarms and logs, the dead-letter queues, and that the schedules are enabled. ${WHICH_REPORTS(environment)}`,
+  },
+];
 
 /**
  * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
- * Failed runs (function errors), dead letters (any message in any dead-letter queue), and per report:
- * the gateway refusing the credentials, rejected rows, freshness (no completed load within the
- * report's window plus a grace), and data quality (a load whose checks found something). The README ("Alarms: what each means, what to do") has the table of what each means and what to do.
+ * Failed runs (function errors, the freshness check's too), dead letters (any message in any dead-letter queue), and
+ * per connection one Metrics Insights alarm of each per-report kind (REPORT_ALARMS), `GROUP BY report`: each report
+ * a contributor, so the count is flat in the number of reports (docs/architecture.md, "Alarms that do not grow per report").
  */
 export class Alarms extends Construct {
   readonly topic: sns.Topic;
-  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly alarms: cloudwatch.CfnAlarm[] = [];
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
@@ -71,11 +120,8 @@ export class Alarms extends Construct {
 
     this.addFunctionErrorAlarms(prefix, props);
     this.addDeadLetterAlarms(prefix, props.deadLetterQueues);
-    for (const report of props.reports) {
-      this.addAuthRefusedAlarm(prefix, report, props.environment);
-      this.addRejectedRowsAlarm(prefix, report, props.environment);
-      this.addDataQualityAlarm(prefix, report, props.environment);
-      this.addFreshnessAlarm(prefix, report, props);
+    for (const connection of props.connections) {
+      for (const kind of REPORT_ALARMS) this.addReportAlarm(prefix, kind, connection, props.environment);
     }
   }
 
@@ -85,14 +131,13 @@ export class Alarms extends Construct {
     const action = new actions.SnsAction(this.topic);
     alarm.addAlarmAction(action);
     alarm.addOkAction(action);
-    this.alarms.push(alarm);
+    this.alarms.push(alarm.node.defaultChild as cloudwatch.CfnAlarm);
   }
 
   private addFunctionErrorAlarms(prefix: string, props: AlarmsProps): void {
-    for (const [name, fn] of [
-      ['fetch', props.fetchFunction],
-      ['parse', props.parseFunction],
-    ] as const) {
+    const functions = [['fetch', props.fetchFunction], ['parse', props.parseFunction]] as Array<[string, lambda.IFunction]>;
+    if (props.freshnessFunction) functions.push(['freshness', props.freshnessFunction]);
+    for (const [name, fn] of functions) {
       this.addAlarm(`${name}-errors`, {
         alarmName: `${prefix}-${name}-errors`,
         alarmDescription: `The ${name} function failed (threw or timed out). Its log group has the typed error saying what to do.`,
@@ -120,76 +165,32 @@ export class Alarms extends Construct {
   }
 
   /**
-   * The fetch-errors alarm fires too, but says only "failed": this one names the cause, the one failure that
-   * needs a person with the provider's credentials (expired, rotated or revoked) and that no retry fixes.
+   * One Metrics Insights alarm: a multi-time-series alarm whose contributors are the connection's reports in breach.
+   * CDK's Alarm takes no Metrics Insights query, hence the CfnAlarm. Missing data is not breaching: the per-report
+   * series are written only when something is wrong, so a healthy connection returns no series at all.
    */
-  private addAuthRefusedAlarm(prefix: string, report: WatchedReport, environment: string): void {
-    this.addAlarm(`auth-refused-${report.id}`, {
-      alarmName: `${prefix}-auth-refused-${report.id}`,
-      alarmDescription:
-        `Report "${report.id}": the gateway refused the credentials ("not authorised"). Check with the provider that the login ` +
-        'is active and the key current, then put the right value into the Secrets Manager secret; the next run (or a backfill) picks it up.',
-      metric: fetchOutcomeMetric(environment, report.id, 'AuthenticationRefused', { period: Duration.minutes(5) }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+  private addReportAlarm(prefix: string, kind: ReportAlarmKind, connection: string, environment: string): void {
+    const action = this.topic.topicArn;
+    const alarm = new cloudwatch.CfnAlarm(this, `${kind.name}-${connection}`, {
+      alarmName: `${prefix}-${kind.name}-${connection}`,
+      alarmDescription: kind.description(connection, environment),
+      metrics: [
+        {
+          id: 'reports',
+          expression: perReportQuery(kind.metric, { environment, connection, outcome: kind.outcome }, kind.aggregate),
+          period: kind.period.toSeconds(),
+          returnData: true,
+        },
+      ],
+      threshold: kind.threshold,
+      comparisonOperator: 'GreaterThanOrEqualToThreshold',
       evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      datapointsToAlarm: 1,
+      treatMissingData: 'notBreaching',
+      alarmActions: [action],
+      okActions: [action],
     });
-  }
-
-  private addRejectedRowsAlarm(prefix: string, report: WatchedReport, environment: string): void {
-    this.addAlarm(`rejected-rows-${report.id}`, {
-      alarmName: `${prefix}-rejected-rows-${report.id}`,
-      alarmDescription: `Report "${report.id}": rows failed typing and were quarantined under rejected/${report.id}/ with line numbers and reasons.`,
-      metric: reportMetric(MetricName.RowsRejected, environment, report.id, { period: Duration.minutes(5) }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-  }
-
-  /** A load that succeeded but looks wrong: no other alarm sees it, since nothing failed. */
-  private addDataQualityAlarm(prefix: string, report: WatchedReport, environment: string): void {
-    this.addAlarm(`data-quality-${report.id}`, {
-      alarmName: `${prefix}-data-quality-${report.id}`,
-      alarmDescription:
-        `Report "${report.id}": a window loaded, but its data checks found something: rows (or the sum) far from the same weekday ` +
-        'or hour of earlier weeks, a header-only file where rows are usual, or repeated keys. The data was kept as sent. ' +
-        `Which window and what was off: \`npm run reports -- status --environment ${environment}\`, the dashboard's findings table, ` +
-        `or the parse log line "Data quality finding"; each check's value and band are in the window's manifest (manifests/${report.id}/). ` +
-        'The OK that follows means no newer finding, not that the window was fixed: re-fetch it once the provider has.',
-      metric: reportMetric(MetricName.QualityFindings, environment, report.id, { period: Duration.minutes(5) }),
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, // no loads, nothing to judge
-    });
-  }
-
-  private addFreshnessAlarm(prefix: string, report: WatchedReport, props: AlarmsProps): void {
-    const period = windowDuration(report.window).plus(props.freshnessGrace);
-    if (period.toSeconds() > MAX_EVALUATION.toSeconds()) {
-      throw new Error(
-        `Report "${report.id}": window ${report.window} plus ${props.freshnessGrace.toHours()} h grace is longer than the 7 days a CloudWatch alarm can look back; shorten the window or the grace.`,
-      );
-    }
-    this.addAlarm(`freshness-${report.id}`, {
-      alarmName: `${prefix}-no-fresh-data-${report.id}`,
-      alarmDescription:
-        `Report "${report.id}": no window was loaded in the last ${period.toHours()} h (window ${report.window} + grace). ` +
-        'Check the fetch and parse alarms and logs, the dead-letter queues, and that the schedule is enabled.',
-      // Completed loads, not rows: a day without sales (header-only report) and a PDF report write no rows
-      // and must not alarm; a load that failed emits nothing and must.
-      metric: reportMetric(MetricName.LoadsCompleted, props.environment, report.id, { period }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      // With schedules on, no data point at all is exactly what this alarm is about. With them off nothing is
-      // expected: OK, not ALARM, so that switching them on is a transition CloudWatch notifies on (an alarm
-      // already in ALARM when its actions are switched on never notifies).
-      treatMissingData: props.schedulesEnabled ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    this.alarms.push(alarm);
   }
 
   /**

@@ -8,6 +8,7 @@ import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
 import { connectionScopes, reportsByConnection, type ConnectionScope } from './dashboard/connection-scopes.js';
 import { conditionBudget, HAS_CONNECTION_DIMENSION } from './dashboard/insights.js';
 import { chosenConnectionRows, connectionVariable, perConnectionRows, worstReportsRows } from './dashboard/report-widgets.js';
+import { environmentMetric, fetchOutcomesSearch, MetricName } from '../metrics.js';
 
 /** A report as the dashboard needs it: its id and the connection it is fetched over. */
 export interface DashboardReport {
@@ -66,6 +67,7 @@ export class PipelineDashboard extends Construct {
     const rows = [
       [this.introduction(env)],
       this.runs(props),
+      ...this.volumes(env),
       [heading('## Per connection\nEach line is a connection\'s reports together ("acme 2/3": the second part of a connection whose reports take more than one query).', 2)],
       ...perConnectionRows(context),
       [heading('## Reports to look at first, whatever their connection')],
@@ -95,6 +97,18 @@ export class PipelineDashboard extends Construct {
     return [
       graph('Runs: fetch (invocations, errors; duration ms p50 / max)', [fetch.metricInvocations(p), fetch.metricErrors(p)], durations(fetch, 'fetch')),
       graph('Runs: parse (invocations, errors; duration ms p50 / max)', [parse.metricInvocations(p), parse.metricErrors(p)], durations(parse, 'parse')),
+    ];
+  }
+
+  /** What the environment moved, every report together: these series carry no report dimension (functions/aws/metrics.ts). */
+  private volumes(env: string): cloudwatch.IWidget[][] {
+    const total = (name: Exclude<MetricName, 'FetchOutcome'>, statistic: string, label: string) => environmentMetric(name, env, { statistic, period: PERIOD, label });
+    return [
+      [
+        graph('Fetch outcomes, every report (windows: Success and each error code)', [fetchOutcomesSearch(env, PERIOD)]),
+        graph('Rows written and bytes fetched, every report', [total(MetricName.RowsWritten, cloudwatch.Stats.SUM, 'rows written')], [total(MetricName.FetchBytes, cloudwatch.Stats.SUM, 'bytes')]),
+      ],
+      [graph('Load lag, every report (s, window end to Parquet, max)', [total(MetricName.LoadLagSeconds, cloudwatch.Stats.MAXIMUM, 'max lag (s)')])],
     ];
   }
 

@@ -1,6 +1,7 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
@@ -21,8 +22,24 @@ export interface FreshnessProps extends FunctionSettings {
   readonly schedulesEnabled: boolean;
   /** Encrypts the log group. */
   readonly key: kms.IKey;
+  /** The environment's schedule group (lib/constructs/fetch.ts): `reports status` reads every schedule of it. */
+  readonly scheduleGroup: scheduler.IScheduleGroup;
   /** Handler module; defaults to functions/check-freshness/handler.ts. */
   readonly entry?: string;
+}
+
+/** The Scheduler's Lambda target, granting its role lambda:InvokeFunction on the function itself and not on its versions (CDK's adds "<arn>:*"). */
+class FunctionTarget extends targets.LambdaInvoke {
+  private readonly fn: lambda.IFunction;
+
+  constructor(fn: lambda.IFunction, props: targets.ScheduleTargetBaseProps) {
+    super(fn, props);
+    this.fn = fn;
+  }
+
+  protected override addTargetActionToRole(role: iam.IRole): void {
+    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.fn.functionArn] }));
+  }
 }
 
 /**
@@ -58,13 +75,16 @@ export class Freshness extends Construct {
     });
     Validations.of(role).acknowledge({ id: 'PCI.DSS.321-IAMNoInlinePolicy', reason: INLINE_POLICY_REASON });
     this.schedule = new scheduler.Schedule(this, 'Schedule', {
+      scheduleGroup: props.scheduleGroup,
       description: `paynet-reports ${props.environment}: the freshness check, every ${FRESHNESS_CHECK_EVERY.toMinutes()} minutes`,
       schedule: scheduler.ScheduleExpression.rate(FRESHNESS_CHECK_EVERY),
       // Off while the schedules are: once they are switched on, the first check names every report not loaded in time,
       // an OK -> ALARM transition CloudWatch notifies on (as the per-report alarms it replaces did).
       enabled: props.schedulesEnabled,
       // The next run comes within minutes: a failed one is not retried, and its errors alarm (freshness-errors).
-      target: new targets.LambdaInvoke(this.function.function, { role, retryAttempts: 0 }),
+      target: new FunctionTarget(this.function.function, { role, retryAttempts: 0 }),
     });
+    // The group is named by a plain string: without the dependency the schedule may be created first and fail.
+    this.schedule.node.addDependency(props.scheduleGroup);
   }
 }

@@ -1,7 +1,7 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Duration, type Stack } from 'aws-cdk-lib';
+import type { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -11,7 +11,6 @@ import { Dimension, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
 import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
 import { Alarms, type AlarmsProps } from '../../lib/constructs/alarms.js';
 import { PipelineDashboard } from '../../lib/constructs/dashboard.js';
-import { SERVICE_NAME } from '../../lib/metrics.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
 
 /** Stand-ins: the alarms only need the functions' and queues' names. */
@@ -22,6 +21,7 @@ function fixtures(stack: Stack) {
     key: new kms.Key(stack, 'Key'),
     fetchFunction: fn('FetchFn'),
     parseFunction: fn('ParseFn'),
+    freshnessFunction: fn('FreshnessFn'),
     deadLetterQueues: { schedule: new sqs.Queue(stack, 'Dlq1'), 'fetch-failures': new sqs.Queue(stack, 'Dlq2'), parse: new sqs.Queue(stack, 'Dlq3') },
     parseQueue: new sqs.Queue(stack, 'Work'),
     parseLogGroup: new logs.LogGroup(stack, 'ParseLogs'),
@@ -35,12 +35,11 @@ function build(overrides: Partial<AlarmsProps> = {}) {
     environment: 'test',
     fetchFunction: f.fetchFunction,
     parseFunction: f.parseFunction,
+    freshnessFunction: f.freshnessFunction,
     deadLetterQueues: f.deadLetterQueues,
-    reports: [{ id: 'transactions', window: 'P1D' }, { id: 'hourly', window: 'PT6H' }],
+    connections: ['default', 'payouts-eu'],
     key: f.key,
     emails: ['ops@merchant.test', 'finance@merchant.test'],
-    freshnessGrace: Duration.hours(6),
-    schedulesEnabled: true,
     ...overrides,
   });
   new PipelineDashboard(stack, 'Dashboard', {
@@ -55,11 +54,7 @@ function build(overrides: Partial<AlarmsProps> = {}) {
   return { stack, f, alarms, template: Template.fromStack(stack) };
 }
 
-const customMetricDimensions = (report: string) => [
-  { Name: Dimension.environment, Value: 'test' },
-  { Name: Dimension.report, Value: report },
-  { Name: Dimension.service, Value: SERVICE_NAME },
-];
+const REPORT_KINDS = ['auth-refused', 'rejected-rows', 'data-quality', 'no-fresh-data'] as const;
 
 describe('Alarms', () => {
   const { stack, f, alarms, template } = build();
@@ -98,18 +93,19 @@ describe('Alarms', () => {
     assert.ok(statements.some((s) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false'));
   });
 
-  it('notifies on alarm and on recovery, every alarm', () => {
+  it('notifies on alarm and on recovery, every alarm: three function alarms, one per dead-letter queue, four per connection', () => {
     const topic = { Ref: logicalIdOf(stack, alarms.topic) };
     const all = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm'));
-    assert.equal(all.length, 2 + 3 + 2 * 4);
+    assert.equal(all.length, 3 + 3 + 2 * REPORT_KINDS.length);
     for (const a of all) {
       assert.deepEqual((a.Properties as Cfn).AlarmActions, [topic]);
       assert.deepEqual((a.Properties as Cfn).OKActions, [topic]);
+      assert.notEqual((a.Properties as Cfn).ActionsEnabled, false);
     }
   });
 
-  it('alarms on any fetch or parse function error', () => {
-    for (const [name, fn] of [['fetch', f.fetchFunction], ['parse', f.parseFunction]] as const) {
+  it('alarms on any fetch, parse or freshness-check function error', () => {
+    for (const [name, fn] of [['fetch', f.fetchFunction], ['parse', f.parseFunction], ['freshness', f.freshnessFunction]] as const) {
       const a = alarmByName(`${name}-errors`);
       assert.equal(a.Namespace, 'AWS/Lambda');
       assert.equal(a.MetricName, 'Errors');
@@ -127,72 +123,51 @@ describe('Alarms', () => {
     }
   });
 
-  it('alarms on rejected rows per report, on the metric the handlers emit', () => {
-    const a = alarmByName('rejected-rows-transactions');
-    const stat = a.Metrics[0].MetricStat;
-    assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
-    assert.equal(stat.Metric.MetricName, 'RowsRejected');
-    assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions('transactions'));
-    assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanThreshold', 0, 'notBreaching']);
+  const perReportDims = `${Dimension.connection}, ${Dimension.environment}, ${Dimension.report}, ${Dimension.service}`;
+  const expected: Record<(typeof REPORT_KINDS)[number], (connection: string) => { query: string; period: number }> = {
+    'auth-refused': (c) => ({
+      query: `SELECT SUM(FetchOutcome) FROM SCHEMA(${METRIC_NAMESPACE}, connection, environment, outcome, report, service) WHERE environment = 'test' AND connection = '${c}' AND outcome = 'AuthenticationRefused' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      period: 300,
+    }),
+    'rejected-rows': (c) => ({
+      query: `SELECT SUM(RowsRejected) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      period: 300,
+    }),
+    'data-quality': (c) => ({
+      query: `SELECT SUM(QualityFindings) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      period: 300,
+    }),
+    'no-fresh-data': (c) => ({
+      query: `SELECT MAX(ReportStale) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY MAX() DESC LIMIT 100`,
+      period: 3600,
+    }),
+  };
+
+  it('per connection, one Metrics Insights alarm of each kind grouped by report, on the dimensions the handlers write', () => {
+    for (const connection of ['default', 'payouts-eu']) {
+      for (const kind of REPORT_KINDS) {
+        const a = alarmByName(`${kind}-${connection}`);
+        assert.ok(a, `${kind}-${connection}`);
+        const { query, period } = expected[kind](connection);
+        assert.deepEqual(a.Metrics, [{ Id: 'reports', Expression: query, Period: period, ReturnData: true }]);
+        assert.deepEqual([a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.DatapointsToAlarm, a.TreatMissingData], ['GreaterThanOrEqualToThreshold', 1, 1, 1, 'notBreaching']);
+        // The contributors are the reports: the description says where they are named.
+        assert.match(a.AlarmDescription, new RegExp(`Connection "${connection}"`));
+        assert.match(a.AlarmDescription, /reports -- status --environment test/);
+      }
+    }
+    assert.match(alarmByName('auth-refused-default').AlarmDescription, /Secrets Manager/);
+    assert.match(alarmByName('data-quality-default').AlarmDescription, /manifests\/<report>\//);
   });
 
-  it('alarms when the gateway refuses the credentials, per report, on the fetch outcome the handler emits', () => {
-    for (const report of ['transactions', 'hourly']) {
-      const a = alarmByName(`auth-refused-${report}`);
-      const stat = a.Metrics[0].MetricStat;
-      assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
-      assert.equal(stat.Metric.MetricName, 'FetchOutcome');
-      assert.deepEqual(
-        stat.Metric.Dimensions,
-        [...customMetricDimensions(report), { Name: Dimension.outcome, Value: 'AuthenticationRefused' }].sort((x, y) => x.Name.localeCompare(y.Name)),
-      );
-      assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.TreatMissingData], ['Sum', 'GreaterThanOrEqualToThreshold', 1, 'notBreaching']);
-      assert.match(a.AlarmDescription, /Secrets Manager/);
-    }
-  });
-
-  it('alarms per report when a loaded window\'s data checks found something, on the metric the parse emits', () => {
-    for (const report of ['transactions', 'hourly']) {
-      const a = alarmByName(`data-quality-${report}`);
-      const stat = a.Metrics[0].MetricStat;
-      assert.equal(stat.Metric.Namespace, METRIC_NAMESPACE);
-      assert.equal(stat.Metric.MetricName, 'QualityFindings');
-      assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
-      assert.deepEqual([stat.Stat, stat.Period, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 300, 'GreaterThanThreshold', 0, 1, 'notBreaching']);
-      // The metric cannot carry the window: the description says where it is named.
-      assert.match(a.AlarmDescription, /reports -- status --environment test/);
-      assert.match(a.AlarmDescription, new RegExp(`manifests/${report}/`));
-    }
-  });
-
-  it('alarms when no load completes within the window plus grace, missing data breaching', () => {
-    for (const [report, hours] of [['transactions', 30], ['hourly', 12]] as const) {
-      const a = alarmByName(`no-fresh-data-${report}`);
-      const stat = a.Metrics[0].MetricStat;
-      // Completed loads, not rows: a header-only report (no sales that day) or a PDF writes no rows and is not late.
-      assert.equal(stat.Metric.MetricName, 'LoadsCompleted');
-      assert.deepEqual(stat.Metric.Dimensions, customMetricDimensions(report));
-      assert.equal(stat.Period, hours * 3600);
-      assert.deepEqual([stat.Stat, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.TreatMissingData], ['Sum', 'LessThanThreshold', 1, 1, 'breaching']);
-      assert.notEqual(a.ActionsEnabled, false);
-    }
-  });
-
-  it('rests freshness alarms in OK while schedules are off, actions on, so switching schedules on notifies', () => {
-    const quiet = build({ schedulesEnabled: false, emails: [] });
-    const all = Object.values(resourcesOf(quiet.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
-    const fresh = all.filter((a) => /no-fresh-data/.test(a.AlarmName));
-    assert.equal(fresh.length, 2);
-    // CloudWatch notifies on transitions only: an alarm sitting in ALARM with actions off would stay silent once
-    // they are switched on. Not breaching while off (state OK), breaching once on (OK -> ALARM, a notification).
-    for (const a of fresh) {
-      assert.equal(a.TreatMissingData, 'notBreaching', a.AlarmName);
-      assert.notEqual(a.ActionsEnabled, false, a.AlarmName);
-      assert.ok(a.AlarmActions?.length, a.AlarmName);
-    }
-    for (const a of all) assert.notEqual(a.ActionsEnabled, false, a.AlarmName);
-    quiet.template.resourceCountIs('AWS::SNS::Subscription', 0);
-    assert.throws(() => build({ reports: [{ id: 'weekly', window: 'P7D' }] }), /longer than the 7 days/);
+  it('stays flat in the number of reports: the count depends on connections only', () => {
+    const one = build({ connections: ['default'] });
+    const ten = build({ connections: Array.from({ length: 10 }, (_, i) => `c${i}`) });
+    const count = (t: Template) => Object.keys(resourcesOf(t, 'AWS::CloudWatch::Alarm')).length;
+    assert.equal(count(one.template), 6 + 4);
+    // docs/deploy.md ("What it costs"): 46 alarms at 10 connections, whatever the number of reports.
+    assert.equal(count(ten.template), 6 + 4 * 10);
+    assert.ok(count(ten.template) <= 60);
   });
 });
 
@@ -205,14 +180,19 @@ describe('Dashboard', () => {
     for (const metric of ['Invocations', 'Errors', 'Duration', 'ApproximateNumberOfMessagesVisible']) {
       assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     }
-    // The reports' own metrics through Metrics Insights queries (test/infra/dashboard.test.ts holds them to the limits).
-    for (const metric of ['FetchOutcome', 'LoadsCompleted', 'RowsWritten', 'RowsRejected', 'FetchBytes', 'LoadLagSeconds', 'QualityFindings', 'DuplicateKeys']) {
-      assert.ok(body.includes(`(${metric}) FROM SCHEMA(PaynetReports, environment, `), `dashboard shows ${metric}`);
+    // The per-report metrics through Metrics Insights queries, with the dimensions the handlers write
+    // (test/infra/dashboard.test.ts holds them to the limits).
+    for (const metric of ['FetchOutcome', 'LoadsCompleted', 'ReportStale', 'RowsRejected', 'QualityFindings', 'DuplicateKeys']) {
+      assert.ok(body.includes(`(${metric}) FROM SCHEMA(PaynetReports, connection, environment, `), `dashboard shows ${metric} per report`);
     }
-    // Every fetch outcome by name (AuthenticationRefused among them), grouped rather than listed by hand.
-    assert.ok(body.includes('SELECT SUM(FetchOutcome) FROM SCHEMA(PaynetReports, environment, outcome, report, service)'), 'fetch outcomes');
+    // The per-environment ones as plain metrics: no report dimension, every report together.
+    for (const metric of ['RowsWritten', 'FetchBytes', 'LoadLagSeconds']) assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
+    // Every fetch outcome by name, per environment by a search, and failures per report and outcome.
+    assert.match(body, /SEARCH\('\{PaynetReports,environment,outcome,service\} MetricName=[^ ]*FetchOutcome[^ ]* environment=[^ ]*test[^ ]*', 'Sum', 3600\)/);
+    assert.ok(body.includes('SELECT SUM(FetchOutcome) FROM SCHEMA(PaynetReports, connection, environment, outcome, report, service)'), 'fetch outcomes');
     assert.ok(body.includes('GROUP BY report, outcome'), 'one line per report and outcome');
-    assert.ok(body.includes("report = 'transactions'") && body.includes("report = 'hourly'"), 'every report in its connection\'s query');
+    // A connection's reports are taken by its connection dimension, none listed by hand.
+    assert.ok(body.includes("connection = 'default'"), "the connection's query");
   });
 
   it('lists the flagged windows from the parse log, with the message and fields the parse logger writes', () => {

@@ -13,6 +13,7 @@ export type PathKind =
   | 'alarm-to-topic'
   | 's3-notification-to-queue'
   | 'scheduler-to-queue'
+  | 'scheduler-to-function'
   | 'scheduler-to-dead-letter-queue'
   | 'queue-to-function'
   | 'lambda-failure-to-queue'
@@ -202,6 +203,16 @@ export function walkDeliveryPaths(template: Template): DeliveryPath[] {
       : [`role ${roleId} cannot be assumed by scheduler.amazonaws.com`];
     const queueId = targetId(target.Arn)!;
     const queue = resources[queueId];
+    // The freshness check: the Scheduler invokes the function itself, as its role.
+    if (queue?.Type === 'AWS::Lambda::Function') {
+      paths.push({
+        kind: 'scheduler-to-function',
+        from: `scheduler.amazonaws.com as ${roleId} (${scheduleId})`,
+        to: queueId,
+        problems: [...trustProblems, ...roleProblems(roleId, 'lambda:InvokeFunction', queueId, undefined, [])],
+      });
+      continue;
+    }
     const fifoProblems =
       queue?.Type !== 'AWS::SQS::Queue'
         ? [`the target ${queueId} is not a queue of the stack`]

@@ -19,6 +19,7 @@ const ALL_KINDS: PathKind[] = [
   'alarm-to-topic',
   's3-notification-to-queue',
   'scheduler-to-queue',
+  'scheduler-to-function',
   'scheduler-to-dead-letter-queue',
   'queue-to-function',
   'lambda-failure-to-queue',
@@ -46,15 +47,16 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
   describe(`${config.name}: delivery paths`, () => {
     it('lets every service that delivers into the stack in, through the resource policy and the key policy', () => {
       const paths = assertDeliverable(json);
-      // One alarm-to-topic path per alarm, one dead-letter path per schedule: the walk sees them all.
+      // One alarm-to-topic path per alarm, one dead-letter path per report's schedule: the walk sees them all.
       assert.equal(paths.filter((p) => p.kind === 'alarm-to-topic').length, byType(json, 'AWS::CloudWatch::Alarm').length);
-      assert.equal(paths.filter((p) => p.kind === 'scheduler-to-dead-letter-queue').length, byType(json, 'AWS::Scheduler::Schedule').length);
-      assert.equal(paths.filter((p) => p.kind === 'logs-to-log-group').length, 2);
+      assert.equal(paths.filter((p) => p.kind === 'scheduler-to-dead-letter-queue').length, byType(json, 'AWS::Scheduler::Schedule').length - 1);
+      assert.equal(paths.filter((p) => p.kind === 'scheduler-to-function').length, 1, 'the freshness check');
+      assert.equal(paths.filter((p) => p.kind === 'logs-to-log-group').length, 3);
       // A walk that recognises nothing must not pass as "nothing broken".
       assert.throws(() => assertDeliverable({ Resources: {}, Outputs: {} }), /matched no delivery path/);
       const withoutSchedules = clone(json);
       for (const [id] of byType(withoutSchedules, 'AWS::Scheduler::Schedule')) delete withoutSchedules.Resources[id];
-      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-queue, scheduler-to-dead-letter-queue found/);
+      assert.throws(() => assertDeliverable(withoutSchedules), /no path of kind scheduler-to-queue, scheduler-to-function, scheduler-to-dead-letter-queue found/);
     });
 
     it('fails on a topic policy that holds only the TLS deny (the policy before issue 10)', () => {
@@ -151,13 +153,16 @@ export function deployReadinessSuites(config: EnvironmentConfig, { stack, templa
       }
     });
 
-    it('keeps freshness alarms in OK while schedules are off, with actions on, so switching schedules on notifies', () => {
+    it('runs the freshness check only while schedules run, its alarms with actions on, so switching schedules on notifies', () => {
       const fresh = byType(json, 'AWS::CloudWatch::Alarm').filter(([, a]) => /no-fresh-data/.test(a.Properties.AlarmName));
       assert.ok(fresh.length > 0);
+      // The check writes ReportStale only for late reports: no series is no breach, in OK until a check names one.
       for (const [id, a] of fresh) {
-        assert.equal(a.Properties.TreatMissingData, config.schedulesEnabled ? 'breaching' : 'notBreaching', id);
+        assert.equal(a.Properties.TreatMissingData, 'notBreaching', id);
         assert.notEqual(a.Properties.ActionsEnabled, false, id);
       }
+      const checkId = logicalIdOf(stack, stack.freshness.schedule);
+      assert.equal(json.Resources[checkId]!.Properties!.State, config.schedulesEnabled ? 'ENABLED' : 'DISABLED');
     });
 
     it('lets the parse function list the raw bucket, so a deleted raw key reads as 404 (skipped), not 403', () => {

@@ -97,7 +97,7 @@ export function synthPipeline(
   const stack = new ReportsPipelineStack(app, stackName(config.name), {
     config,
     reports,
-    entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY },
+    entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY, freshness: FIXTURE_ENTRY },
   });
   configure?.(app);
   return { app, stack, template: wholeTemplate(stack), parent: Template.fromStack(stack) };

@@ -15,13 +15,14 @@ import { synthPipeline, testConfig, type Cfn } from './helpers.js';
 
 type Template = { Resources: Record<string, { Type: string; Properties?: Cfn }> };
 
-/** Namespaces every alarm watches, plain or through metric math. */
+/** Namespaces every alarm watches, plain, through metric math, or in a Metrics Insights query's SCHEMA(namespace, ...). */
 function alarmNamespaces(template: Template): Array<{ alarm: string; namespace: string }> {
   return Object.entries(template.Resources)
     .filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm')
     .flatMap(([alarm, r]) => {
       const p = r.Properties ?? {};
-      const spaces: string[] = p.Namespace ? [p.Namespace] : (p.Metrics ?? []).map((m: Cfn) => m.MetricStat?.Metric?.Namespace).filter(Boolean);
+      const ofQuery = (m: Cfn) => /SCHEMA\(\s*"?([^",\s)]+)/.exec(String(m.Expression ?? ''))?.[1];
+      const spaces: string[] = p.Namespace ? [p.Namespace] : (p.Metrics ?? []).map((m: Cfn) => m.MetricStat?.Metric?.Namespace ?? ofQuery(m)).filter(Boolean);
       return spaces.map((namespace) => ({ alarm, namespace }));
     });
 }

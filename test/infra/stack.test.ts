@@ -78,11 +78,12 @@ describe('ReportsPipelineStack', () => {
         RetentionInDays: production.logRetentionDays,
         KmsKeyId: { 'Fn::GetAtt': [id(prod.stack.lake.key), 'Arn'] },
       });
-      template.resourceCountIs('AWS::Logs::LogGroup', 2);
+      template.resourceCountIs('AWS::Logs::LogGroup', 3); // fetch, parse, the freshness check
     });
 
     it("has one schedule per report, in its time zone, onto its connection's queue, with retries and a dead-letter queue", () => {
-      const schedules = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).map((s) => s.Properties as Cfn);
+      // The reports' schedules: the freshness check's, in the same group, targets its function.
+      const schedules = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).map((s) => s.Properties as Cfn).filter((s) => s.Target.SqsParameters);
       assert.equal(schedules.length, reports.length);
       for (const r of reports) {
         const s = schedules.find((x) => JSON.parse(x.Target.Input).reportId === r.id);
@@ -237,12 +238,12 @@ describe('ReportsPipelineStack', () => {
       assert.ok(!keyPolicy.includes(id(prod.stack.parse.function.role)), 'the parse role is not in the credentials key policy');
     });
 
-    it('grants exact actions: no service wildcards, "*" resources only for X-Ray', () => {
+    it('grants exact actions: no service wildcards, "*" resources only for X-Ray and the freshness check\'s metric reads', () => {
       for (const p of policies()) {
         for (const s of p.PolicyDocument.Statement) {
           const actions: string[] = [s.Action].flat();
           for (const a of actions) assert.ok(!/:\*$|^\*$/.test(a), `${p.PolicyName}: ${a}`);
-          if (s.Resource === '*') assert.ok(actions.every((a) => a.startsWith('xray:')), `${p.PolicyName}: ${actions.join(',')} on *`);
+          if (s.Resource === '*') assert.ok(actions.every((a) => a.startsWith('xray:') || a === 'cloudwatch:GetMetricData'), `${p.PolicyName}: ${actions.join(',')} on *`);
         }
       }
     });

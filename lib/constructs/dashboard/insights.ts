@@ -1,6 +1,7 @@
 import type { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { Dimension, METRIC_NAMESPACE, MetricName } from '../../../functions/aws/metrics.js';
+import { Dimension, MetricName } from '../../../functions/aws/metrics.js';
+import { perReportSchema } from '../../metrics.js';
 import { quoted } from './connection-scopes.js';
 import { DASHBOARD_LIMITS } from './limits.js';
 
@@ -20,14 +21,10 @@ export interface InsightsQuery {
 }
 
 /**
- * The handlers' dimension set for a metric (functions/aws/metrics.ts: every metric carries all of `Dimension` but
- * `outcome`, which only FetchOutcome adds): SCHEMA matches exactly that set, so a query counts each data point once,
- * and a dimension added there is queried here without a change.
+ * The handlers' dimension set for a per-report metric (lib/metrics.ts, from functions/aws/metrics.ts): SCHEMA matches
+ * exactly that set, so a query counts each data point once, and never the per-environment copy of FetchOutcome.
  */
-function schemaOf(metric: MetricName): string {
-  const dims = Object.values(Dimension).filter((d) => d !== Dimension.outcome || metric === MetricName.FetchOutcome);
-  return `SCHEMA(${METRIC_NAMESPACE}, ${dims.sort().join(', ')})`;
-}
+const schemaOf = (metric: MetricName): string => perReportSchema(metric);
 
 /** The metrics carry a `connection` dimension: a connection's queries filter on it instead of listing its reports. */
 export const HAS_CONNECTION_DIMENSION = (Object.values(Dimension) as string[]).includes('connection');

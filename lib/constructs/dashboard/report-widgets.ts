@@ -30,13 +30,15 @@ interface Measure {
   readonly perConnection?: boolean;
 }
 
+/**
+ * Only the metrics written per report (functions/aws/metrics.ts): rows written, bytes fetched and load lag are per
+ * environment (dashboard.ts draws them there), so that a healthy report keeps one series alive, not nine.
+ */
 const MEASURES: readonly Measure[] = [
   { title: 'Failed fetches (windows, every error code)', metric: MetricName.FetchOutcome, fn: 'SUM', where: [FAILED_FETCH], perConnection: true },
   { title: 'Loads completed (windows, CSV or PDF)', metric: MetricName.LoadsCompleted, fn: 'SUM', perConnection: true },
-  { title: 'Rows written', metric: MetricName.RowsWritten, fn: 'SUM', perConnection: true },
+  { title: 'Stale reports (no load within window + grace; freshness check)', metric: MetricName.ReportStale, fn: 'MAX', perConnection: true },
   { title: 'Rows rejected', metric: MetricName.RowsRejected, fn: 'SUM' },
-  { title: 'Bytes fetched', metric: MetricName.FetchBytes, fn: 'SUM' },
-  { title: 'Load lag (s, window end to Parquet, max)', metric: MetricName.LoadLagSeconds, fn: 'MAX', perConnection: true },
   { title: 'Data check findings (windows flagged: volume, sum, repeated keys)', metric: MetricName.QualityFindings, fn: 'SUM' },
   { title: 'Repeated keys (rows)', metric: MetricName.DuplicateKeys, fn: 'SUM' },
 ];
@@ -65,11 +67,11 @@ export function perConnectionRows(c: ReportGraphsContext): cloudwatch.IWidget[][
 /** How many of the environment's worst reports a "top" graph names. */
 export const TOP_REPORTS = 10;
 
-/** The reports to look at first, whatever their connection: the most failures, rejects, lag and findings. */
+/** The reports to look at first, whatever their connection: the most failures, rejects, staleness and findings. */
 export function worstReportsRows(c: ReportGraphsContext): cloudwatch.IWidget[][] {
   const top = (title: string, m: Measure, groupBy: string[], n = TOP_REPORTS) =>
     graph(title, [insightsLines({ metric: m.metric, fn: m.fn, environment: c.environment, where: m.where, groupBy, top: n }, c.period)], c.period);
-  const [failed, rejected, lag, findings] = [MetricName.FetchOutcome, MetricName.RowsRejected, MetricName.LoadLagSeconds, MetricName.QualityFindings].map(measureOf) as [
+  const [failed, rejected, stale, findings] = [MetricName.FetchOutcome, MetricName.RowsRejected, MetricName.ReportStale, MetricName.QualityFindings].map(measureOf) as [
     Measure,
     Measure,
     Measure,
@@ -78,7 +80,7 @@ export function worstReportsRows(c: ReportGraphsContext): cloudwatch.IWidget[][]
   return pairs([
     top(`Failed fetches by report and error code (top ${2 * TOP_REPORTS})`, failed, [Dimension.report, Dimension.outcome], 2 * TOP_REPORTS),
     top(`Rows rejected by report (top ${TOP_REPORTS})`, rejected, [Dimension.report]),
-    top(`Load lag by report (s, max; top ${TOP_REPORTS})`, lag, [Dimension.report]),
+    top(`Stale reports (top ${TOP_REPORTS})`, stale, [Dimension.report]),
     top(`Data check findings by report (top ${TOP_REPORTS})`, findings, [Dimension.report]),
   ]);
 }
