@@ -28,6 +28,8 @@ export interface FreshnessResult {
 }
 
 let cloudWatch: CloudWatchClient | undefined;
+// Loaded once per container: the definitions are bundled, not read per invocation.
+let watched: WatchedReport[] | undefined;
 
 function graceHours(): number {
   const text = requiredEnv(GRACE_VARIABLE);
@@ -42,7 +44,7 @@ export async function handler(_event: unknown, context?: Context): Promise<Fresh
   if (context) logger.addContext(context);
   const environment = requiredEnv('PIPELINE_ENVIRONMENT');
   const grace = graceHours();
-  const reports: WatchedReport[] = loadCatalog().reports.map((r) => ({ id: r.id, connection: r.connection, window: r.window }));
+  const reports = (watched ??= loadCatalog().reports.map((r) => ({ id: r.id, connection: r.connection, window: r.window })));
   const groups = groupByLookback(reports, grace);
   cloudWatch ??= tracer.captureAWSv3Client(new CloudWatchClient({}));
   const loads = await completedLoads(cloudWatch, { environment, service: serviceName, groups, now: new Date() });
