@@ -278,7 +278,7 @@ describe('Lambda bundles', () => {
 
   it('are the bytes the stack deploys: NodejsFunction builds the same files', () => {
     const { app, stack } = synthesized!;
-    for (const [name, fn] of [['fetch', stack.fetch.function], ['parse', stack.parse.function]] as const) {
+    for (const [name, fn] of [['fetch', stack.fetch.function], ['parse', stack.parse.function], ['freshness', stack.freshness.function]] as const) {
       const asset = fn.function.node.findChild('Code') as s3assets.Asset;
       const deployed = join(app.outdir, asset.assetPath);
       const files = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => !f.endsWith('.map')).sort();
@@ -316,7 +316,8 @@ describe('Lambda bundles', () => {
     assert.deepEqual(secrets.calls.map((c) => [c.target, c.secretId]), [['secretsmanager.GetSecretValue', SECRET_NAME]]);
     assert.match(secrets.calls[0]!.authorization, /^AWS4-HMAC-SHA256 Credential=S3RVER\//);
     const outcomes = metricPoints(run.lines, 'FetchOutcome');
-    assert.deepEqual(outcomes.map((p) => [p.value, p.dims.outcome, p.dims.report, p.dims.environment]), days.map(() => [1, 'Success', 'transactions', 'test']));
+    // Successes per environment: a healthy report keeps no outcome series of its own (functions/aws/metrics.ts).
+    assert.deepEqual(outcomes.map((p) => [p.value, p.dims.outcome, p.dims.report, p.dims.environment]), days.map(() => [1, 'Success', undefined, 'test']));
     assert.ok(!`${JSON.stringify(run.lines)}${run.stderr}`.includes(DEFAULT_HMAC_CONTROL_KEY), 'the control key never reaches the logs');
   });
 
