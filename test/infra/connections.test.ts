@@ -141,7 +141,9 @@ describe('an environment with two connections', () => {
   });
 
   it("lets the Scheduler's role send only to the connections' queues and its dead-letter queue", () => {
-    const roleId = json.Resources[Object.keys(resourcesOf(template, 'AWS::Scheduler::Schedule'))[0]!]!.Properties.Target.RoleArn['Fn::GetAtt'][0];
+    // The reports' schedules' role (the freshness check's schedule has its own).
+    const reportSchedule = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).find((s) => s.Properties.Target.SqsParameters)!;
+    const roleId = reportSchedule.Properties.Target.RoleArn['Fn::GetAtt'][0];
     const sends = statementsOfRole(roleId).filter((s) => [s.Action].flat().some((a: string) => a.startsWith('sqs:')));
     const queues = [stack.fetch.queues.queueOf('default'), stack.fetch.queues.queueOf('acme'), stack.fetch.scheduleDeadLetterQueue].map((q) => id(q)).sort();
     assert.deepEqual(sends.flatMap((s) => [s.Resource].flat().map((r: Cfn) => r['Fn::GetAtt'][0])).sort(), queues);
