@@ -65,6 +65,12 @@ const SPLIT_AT = 0.5;
  * written (~20% of it, so ~20 MB at most). A larger file gets the gain of splitting only for this much of it.
  */
 const SPLIT_MAX_TAIL_BYTES = 96 * 1024 * 1024;
+/**
+ * Files below this size are encoded on the parsing thread when the encoder is 'auto' (encoder-thread.ts): a
+ * worker's isolate takes ~70 ms of CPU and ~45 MB to start, more than the encoding it would take over (~10% of
+ * a conversion that runs at ~30 MiB/s). A run of a hundred small reports started a hundred isolates.
+ */
+export const ENCODER_WORKER_MIN_BYTES = 8 * 1024 * 1024;
 
 /** The object an S3 event names. */
 export interface RawObjectRef {
@@ -156,7 +162,7 @@ export async function parseRawObject(object: RawObjectRef, deps: ParseDeps, runI
     const raw = digesting(opened.body);
     if (parts.format === 'PDF') return await keepPdf(run, raw);
     const sinks = openSinks(run);
-    const conversion = await convert(run, sinks, raw, splitOf(run, opened));
+    const conversion = await convert(run, sinks, raw, splitOf(run, opened), encoderFor(run, opened));
     if (!(await publish(run, sinks))) return skipSuperseded(run);
     return await recordLoaded(run, conversion, await judge(run, conversion));
   } catch (error) {
@@ -286,11 +292,19 @@ function splitOf(run: ParseRun, opened: OpenedObject): ConvertOptions['split'] {
   return undefined;
 }
 
+/** The encoder asked for, but 'auto' on a file known to be small: inline. */
+function encoderFor(run: ParseRun, opened: OpenedObject): ConvertOptions['encoder'] {
+  const asked = run.deps.convert?.encoder ?? 'auto';
+  const size = opened.contentLength;
+  return asked === 'auto' && size !== undefined && size < ENCODER_WORKER_MIN_BYTES ? 'inline' : asked;
+}
+
 /** The CSV streamed through the converter into the sinks; the source gets the bytes and checksum it read, even on failure. */
-async function convert(run: ParseRun, sinks: LoadSinks, raw: ReturnType<typeof digesting>, split: ConvertOptions['split']): Promise<Manifest> {
+async function convert(run: ParseRun, sinks: LoadSinks, raw: ReturnType<typeof digesting>, split: ConvertOptions['split'], encoder: ConvertOptions['encoder']): Promise<Manifest> {
   try {
     run.conversion = await convertCsvToParquet({
       ...run.deps.convert,
+      encoder,
       ...(split ? { split } : {}),
       input: raw.stream,
       output: sinks.table,

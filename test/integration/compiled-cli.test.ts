@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { bucketNames } from '../../functions/core/naming.js';
+import { ENCODER_WORKER_MIN_BYTES } from '../../functions/parse-report/parse-object.js';
 import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { cliCacheDir } from '../../bin/cli-cache.mjs';
 
@@ -27,18 +28,21 @@ describe('bin/reports.mjs (npm start)', () => {
   });
   after(async () => rm(lake, { recursive: true, force: true }));
 
-  it('runs the whole pipeline: a window loaded by the encoder thread, and the saved queries', async () => {
-    const { stdout } = await run(['run', '--report', 'transactions', '--from', '2025-11-20', '--to', '2025-11-21', '--lake', lake]);
-    assert.match(stdout, /Done: 1 window\(s\) asked: 1 loaded, 0 failed/);
+  it('runs the whole pipeline: a large window encoded on the encoder thread, a small one inline, and the saved queries', async () => {
+    // Thursday 2025-11-20 at 320 times the simulator's 250 rows (~11 MB, past ENCODER_WORKER_MIN_BYTES); Wednesday as usual.
+    const volume = ['--weekday-volume', '1,1,1,320,1,1,1'];
+    const { stdout } = await run(['run', '--report', 'transactions', '--from', '2025-11-19', '--to', '2025-11-21', ...volume, '--lake', lake]);
+    assert.match(stdout, /Done: 2 window\(s\) asked: 2 loaded, 0 failed/);
     assert.match(stdout, /Saved queries of "transactions"/);
-    // Paths each module derives from its own import.meta.url still point at the sources: the encoder found
-    // parquet-worker.ts beside encoder-thread.ts (else it would have run inline).
     const manifests = join(lake, bucketNames('local').curated, 'manifests');
     const files = readdirSync(manifests, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json._S3rver_object'));
-    assert.equal(files.length, 1);
-    const manifest = JSON.parse(readFileSync(join(manifests, files[0]!), 'utf8')) as { outcome: string; conversion?: { encoder: string } };
-    assert.equal(manifest.outcome, 'loaded');
-    assert.equal(manifest.conversion?.encoder, 'worker');
+    type Read = { outcome: string; window: { start: string }; source: { bytes: number }; conversion?: { encoder: string } };
+    const read = files.map((f) => JSON.parse(readFileSync(join(manifests, f), 'utf8')) as Read);
+    const encoders = Object.fromEntries(read.map((m) => [m.window.start.slice(0, 10), [m.outcome, m.conversion?.encoder]]));
+    // Paths each module derives from its own import.meta.url still point at the sources: the encoder found
+    // parquet-worker.ts beside encoder-thread.ts (else the large window too would have run inline).
+    assert.deepEqual(encoders, { '2025-11-19': ['loaded', 'inline'], '2025-11-20': ['loaded', 'worker'] }, JSON.stringify(read.map((m) => m.source)));
+    assert.ok(read.every((m) => (m.conversion?.encoder === 'worker') === m.source.bytes >= ENCODER_WORKER_MIN_BYTES));
   });
 
   it("loads the saved-query parser (dt-sql-parser, bundled into a lazy chunk: plain node cannot load its modules) to refuse what Athena cannot parse", async () => {
