@@ -46,6 +46,7 @@ program
   .option('--s3-endpoint <url>', 'an S3-compatible store (MinIO, LocalStack, …) instead of the embedded one; AWS credentials from the environment')
   .option('--allow-incomplete', 'also load windows that have not ended yet in the report time zone (today): the gateway sends only part of them')
   .option('--sample <ID=FILE...>', "the simulator of report ID's connection answers it with this file (say the sample the provider's support sent)")
+  .option('--query-rows <n>', "rows of each saved query shown (default 20; when several reports' queries run, a line per query unless this is given)", wholeNumber)
   .addOption(weekdayVolumeOption())
   .addOption(dropDateOption())
   .action(async (opts) => {

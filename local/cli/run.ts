@@ -20,6 +20,7 @@ import { planRun, windowLabel, type RunItem, type RunPlan } from '../run/run-pla
 import { DEFAULT_RUN_CONCURRENCY, runScheduled } from '../run/run-schedule.js';
 import { RunTable } from '../run/run-table.js';
 import { resumeCommands } from '../run/resume.js';
+import { connectionTotalLines, failureLines, type QueryFailure } from '../run/run-totals.js';
 
 /**
  * `npm start` (`reports run`): the whole pipeline on this machine for some windows of every report, or of those
@@ -48,7 +49,7 @@ export interface RunLocalOptions {
   s3Endpoint?: string;
   /** Load windows that have not ended yet in the report's time zone (refused otherwise). */
   allowIncomplete?: boolean;
-  /** Rows of each saved query shown (default 20). */
+  /** Rows of each saved query shown (default 20; when several reports' queries run, default a line per query). */
   queryRows?: number;
   /** `--sample ID=FILE`: the simulator of report ID's connection answers it with this file. */
   sample?: string[];
@@ -103,6 +104,8 @@ interface RunState {
   queries: number;
   failedQueries: number;
   refusedQueries: number;
+  /** The saved queries that failed or were refused, for the closing lines of a run over several reports. */
+  queryFailures: QueryFailure[];
 }
 
 type SavedQuery = Awaited<ReturnType<typeof savedQueriesFor>>[number];
@@ -154,7 +157,7 @@ async function prepareRun(opts: RunLocalOptions, print: (line: string) => void):
   const gateways = await realGatewaysOf(gatewayFlags);
   const started = performance.now();
   const outcomes = plan.items.map(() => undefined);
-  return { opts, print, catalog, plan, gatewayFlags, gateways, volume, started, outcomes, pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0 };
+  return { opts, print, catalog, plan, gatewayFlags, gateways, volume, started, outcomes, pipeline: undefined, queries: 0, failedQueries: 0, refusedQueries: 0, queryFailures: [] };
 }
 
 const ended = (run: RunState): WindowOutcome[] => run.outcomes.filter((o): o is WindowOutcome => o !== undefined);
@@ -210,9 +213,12 @@ async function startPipeline(run: RunState, lakeThread: LakeThread | undefined):
 /** The reports and where the lake is; the table's head (each connection's heading comes with its rows). */
 function printRunHeader(run: RunState, pipeline: LocalPipeline): void {
   const { print, opts, plan } = run;
-  for (const report of plan.reports) {
-    const n = plan.items.filter((i) => i.report === report).length;
-    print(`Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) over connection "${report.connection}": ${n} window(s).`);
+  if (plan.reports.length > LISTED_REPORTS) printReportsPerConnection(run);
+  else {
+    for (const report of plan.reports) {
+      const n = plan.items.filter((i) => i.report === report).length;
+      print(`Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) over connection "${report.connection}": ${n} window(s).`);
+    }
   }
   for (const note of plan.notes) print(note);
   print(
@@ -221,6 +227,19 @@ function printRunHeader(run: RunState, pipeline: LocalPipeline): void {
       : `S3: ${pipeline.s3Endpoint} (buckets ${pipeline.buckets.raw}, ${pipeline.buckets.curated}); tables copied to ${show(opts.lake)}/s3-cache for DuckDB.`,
   );
   print('');
+}
+
+/** Past this many reports, the run's head says what runs per connection instead of a line per report. */
+const LISTED_REPORTS = 10;
+
+/** A line per connection: how many reports and windows, of which window sizes and time zones. */
+function printReportsPerConnection(run: RunState): void {
+  for (const connection of run.plan.connections) {
+    const items = run.plan.items.filter((i) => i.report.connection === connection);
+    const reports = [...new Set(items.map((i) => i.report))];
+    const kinds = [...new Set(reports.map((r) => `${r.window} windows, ${r.schedule.timeZone}`))].join('; ');
+    run.print(`${reports.length} report(s) over connection "${connection}" (${kinds}): ${items.length} window(s).`);
+  }
 }
 
 /** Every window, a few at a time (local/run/run-schedule.ts), each a table row once the rows before it are shown. */
@@ -247,34 +266,75 @@ async function printStaleNotices(run: RunState, pipeline: LocalPipeline): Promis
 /** Each report's saved queries on DuckDB over the curated Parquet, for the reports with a window loaded. */
 async function runSavedQueries(run: RunState, pipeline: LocalPipeline): Promise<void> {
   const loadedOf = (r: ReportDefinition) => ended(run).some((o) => o.reportId === r.id && o.status === 'loaded');
-  for (const report of run.plan.reports.filter((r) => !loadedOf(r))) run.print(`No window loaded, so the saved queries of "${report.id}" were not run.`);
-  const loaded = run.plan.reports.filter(loadedOf);
+  printReportsNamed(run, run.plan.reports.filter((r) => !loadedOf(r)).map((r) => r.id), {
+    one: (id) => `No window loaded, so the saved queries of "${id}" were not run.`,
+    many: (n, ids) => `No window loaded for ${n} reports, so their saved queries were not run: ${ids}.`,
+  });
+  const loaded = await Promise.all(run.plan.reports.filter(loadedOf).map(async (report) => ({ report, saved: await savedQueriesFor(report.id) })));
   if (!loaded.length) return;
+  // A run of one report shows its queries as it always did, each under its own heading; at many reports the
+  // same lines a hundred times would bury the rest, so the reports without any are named on one line.
+  if (loaded.length === 1) {
+    const [{ report, saved }] = loaded as [(typeof loaded)[number]];
+    if (!saved.length) run.print(`No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`);
+  } else {
+    printReportsNamed(run, loaded.filter((l) => !l.saved.length).map((l) => l.report.id), {
+      one: (id) => `No saved queries for "${id}" (add SQL files under queries/${id}/ to have them run here and published to Athena).`,
+      many: (n, ids) => `No saved queries for ${n} reports (add SQL files under queries/<report>/ to have them run here and published to Athena): ${ids}.`,
+    });
+  }
+  const withQueries = loaded.filter((l) => l.saved.length);
+  if (!withQueries.length) return; // DuckDB is not even loaded
   const db = await pipeline.openDatabase();
   // Imported here, not at the top: duckdb.ts brings the stale notices and with them the AWS SDK, which the
   // run's start does not wait for (the lake's thread boots meanwhile). openDatabase loaded it already.
   const { QueryFailed } = await import('../duckdb/duckdb.js');
+  // One line per query when several reports' queries run, unless --query-rows asks for their rows.
+  const oneLine = withQueries.length > 1 && run.opts.queryRows === undefined;
+  if (oneLine) {
+    run.print('');
+    run.print(
+      `Saved queries of ${withQueries.length} reports (queries/<report>/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet, ` +
+        'a line each (the rows: npm run query -- --file queries/<report>/<query>.sql, or --query-rows N to show N of each here):',
+    );
+  }
+  const width = Math.max(...withQueries.flatMap(({ report, saved }) => saved.map((q) => report.id.length + q.name.length + 1)));
   try {
-    for (const [i, report] of loaded.entries()) {
-      if (i > 0) run.print('');
-      const saved = await savedQueriesFor(report.id);
-      run.print(
-        saved.length
-          ? `Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`
-          : `No saved queries for "${report.id}" (add SQL files under queries/${report.id}/ to have them run here and published to Athena).`,
-      );
-      for (const query of saved) await runSavedQuery(run, db, query, QueryFailed);
+    for (const [i, { report, saved }] of withQueries.entries()) {
+      if (!oneLine && (i > 0 || loaded.length > 1)) run.print('');
+      if (!oneLine) run.print(`Saved queries of "${report.id}" (queries/${report.id}/*.sql, the Athena named queries of the stack) on DuckDB over the curated Parquet:`);
+      for (const query of saved) await runSavedQuery(run, db, { ...query, report: report.id }, QueryFailed, oneLine ? width : undefined);
     }
   } finally {
     db.close();
   }
 }
 
-/** One saved query under its title: its first rows, or why it was not run or failed (counted in `run`). */
-async function runSavedQuery(run: RunState, db: LakeDatabase, query: SavedQuery, queryFailed: typeof QueryFailed): Promise<void> {
+/** A line naming one report, or a line naming how many and the first few of them. */
+function printReportsNamed(run: RunState, ids: readonly string[], say: { one: (id: string) => string; many: (n: number, ids: string) => string }): void {
+  if (ids.length === 1) run.print(say.one(ids[0]!));
+  const shown = ids.slice(0, 5).map((id) => `"${id}"`).join(', ');
+  if (ids.length > 1) run.print(say.many(ids.length, ids.length > 5 ? `${shown} and ${ids.length - 5} more` : shown));
+}
+
+/**
+ * One saved query under its title, or on one line (`oneLineWidth`: the width of its report/name column): its first
+ * rows or how many, or why it was not run or failed (counted in `run`).
+ */
+async function runSavedQuery(run: RunState, db: LakeDatabase, query: SavedQuery & { report: string }, queryFailed: typeof QueryFailed, oneLineWidth?: number): Promise<void> {
   const { print, opts } = run;
-  print('');
-  print(`── ${query.name}: ${query.description}`);
+  const oneLine = oneLineWidth !== undefined;
+  const lead = `  ${`${query.report}/${query.name}`.padEnd(oneLineWidth ?? 0)}  `;
+  if (!oneLine) {
+    print('');
+    print(`── ${query.name}: ${query.description}`);
+  }
+  const failed = (reason: string, refused: boolean) => {
+    run.failedQueries++;
+    if (refused) run.refusedQueries++;
+    run.queryFailures.push({ report: query.report, name: query.name, reason });
+    print(oneLine ? `${lead}${reason}` : reason);
+  };
   run.queries++;
   try {
     // The check the synthesis makes (lib/constructs/catalog.ts): a query only DuckDB parses would be a green run here
@@ -282,20 +342,18 @@ async function runSavedQuery(run: RunState, db: LakeDatabase, query: SavedQuery,
     await refuseSavedQueriesTrinoCannotParse([query]);
   } catch (e) {
     if (!(e instanceof ConfigurationError)) throw e;
-    run.failedQueries++;
-    run.refusedQueries++;
-    print(`Not run: ${e.message}`);
-    return;
+    return failed(`Not run: ${e.message}`, true);
   }
   try {
     // Only the rows shown leave DuckDB (LIMIT n+1): a query over a year of rows costs the summary nothing.
-    const head = await db.head(query.sql, opts.queryRows ?? 20);
-    print(formatTable(head, opts.queryRows ?? 20));
+    const rows = opts.queryRows ?? 20;
+    const head = await db.head(query.sql, rows);
+    if (oneLine) return print(`${lead}${head.more ? `more than ${rows} rows` : `${head.rows.length} row${head.rows.length === 1 ? '' : 's'}`}`);
+    print(formatTable(head, rows));
     if (head.more) print(`   every row: npm run query -- --file ${query.file}`);
   } catch (e) {
     if (!(e instanceof queryFailed)) throw e;
-    run.failedQueries++;
-    print(`The query failed on DuckDB: ${e.message}`);
+    failed(`The query failed on DuckDB: ${e.message}`, false);
   }
 }
 
@@ -311,6 +369,11 @@ function printDone(run: RunState): RunSummary {
   const name = (o: WindowOutcome) => itemName(run, { report: run.catalog.get(o.reportId), window: o.window });
   print('');
   // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
+  const several = plan.reports.length > 1;
+  if (several) {
+    for (const line of failureLines(failed.map((o) => ({ name: name(o), outcome: o })), run.queryFailures)) print(line);
+    for (const line of connectionTotalLines(plan, run.outcomes)) print(line);
+  }
   const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: name(o), checks: o.manifest?.checks })));
   for (const line of checkLines) print(line);
   const reports = plan.reports.length > 1 ? ` of ${plan.reports.length} reports` : '';
@@ -320,7 +383,10 @@ function printDone(run: RunState): RunSummary {
       `${count(sum((o) => o.rowsWritten))} written, ${count(sum((o) => o.rowsRejected))} rejected; ` +
       `${count(sum((o) => o.bytes))} raw bytes; ${(durationMs / 1000).toFixed(1)} s.`,
   );
-  if (failed.length || run.failedQueries) reportFailures(run, failed.map((o) => `${name(o)}: ${o.error?.code}: ${o.error?.message}`));
+  // On stderr too, for whoever reads only that: a window a line, or at several reports alike failures on one line.
+  const windowFailures = failed.map((o) => ({ name: name(o), outcome: o }));
+  const errorLines = several ? failureLines(windowFailures, []).slice(1, -1).map((l) => l.trim()) : failed.map((o) => `${name(o)}: ${o.error?.code}: ${o.error?.message}`);
+  if (failed.length || run.failedQueries) reportFailures(run, errorLines);
   const flaggedWindows = outcomes.filter((o) => checkMark(o.manifest?.checks) === 'FLAGGED').length;
   const { queries, failedQueries, refusedQueries } = run;
   return {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHmac, createVerify, generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, describe, it, mock } from 'node:test';
 import OAuth from 'oauth-1.0a';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
@@ -215,6 +215,71 @@ describe('npm start over many reports and connections', () => {
       fetchReport({ endpointUrl: sim.url, secret: sim.credentials.hmac, body: renderBody(catalog.get('beta').bodyTemplate, window), retry: { attempts: 1 } }),
       /HTTP 400.*Unknown reportIdentifier .*beta-report.*; this simulator serves alpha-report, gamma-report\./,
     );
+  });
+
+  it('12 reports over 3 connections, one refused: the head a line per connection, a line per saved query, then failures first and totals per connection', async () => {
+    const dir = await tempDir('connections-many-');
+    const ids = Array.from({ length: 12 }, (_, i) => `r${String(i + 1).padStart(2, '0')}`);
+    const connectionOf = (i: number) => `c${(i % 3) + 1}`;
+    await useConnectionFixtures(dir, ids.map((id, i) => ({ id, connection: connectionOf(i) })), { integration: [{ name: 'c1' }, { name: 'c2' }, { name: 'c3' }] });
+    for (const [id, file, sql] of [
+      ['r01', 'per_day.sql', '-- Rows per day.\nSELECT dt, count(*) AS n FROM r01 GROUP BY dt\n'],
+      ['r02', 'broken.sql', '-- A column the table does not have.\nSELECT no_such_column FROM r02\n'],
+      ['r02', 'per_day.sql', '-- Rows per day.\nSELECT dt, count(*) AS n FROM r02 GROUP BY dt\n'],
+    ] as const) {
+      await mkdir(join(dir, 'queries', id), { recursive: true });
+      await writeFile(join(dir, 'queries', id, file), sql);
+    }
+    const sim: Simulator = await startSimulator({ rowsPerDay: 20 });
+    cleanups.push(() => sim.close());
+    const wrong = join(dir, 'wrong.json');
+    await writeFile(wrong, JSON.stringify({ ...sim.credentials.hmac, controlKey: 'not-the-key' }));
+    const lines: string[] = [];
+    const errors = mock.method(console, 'error', () => undefined);
+    let summary;
+    try {
+      summary = await runLocal({ from: DATE, to: '2026-11-21', lake: join(dir, 'lake'), gatewayUrl: [`c3=${sim.url}`], secretFile: [`c3=${wrong}`] }, (l) => void lines.push(l));
+    } finally {
+      errors.mock.restore();
+    }
+    const out = lines.join('\n');
+    assert.deepEqual([summary.asked, summary.loaded, summary.failedWindows, summary.notTried, summary.queries, summary.failedQueries], [12, 8, 1, 3, 3, 1], out);
+    assert.equal(process.exitCode, 1);
+    process.exitCode = undefined;
+
+    // The head: a line per connection, none per report.
+    assert.deepEqual(lines.filter((l) => /^\d+ report\(s\) over connection|^Report "/.test(l)), [
+      '4 report(s) over connection "c1" (P1D windows, Europe/Moscow): 4 window(s).',
+      '4 report(s) over connection "c2" (P1D windows, Europe/Moscow): 4 window(s).',
+      '4 report(s) over connection "c3" (P1D windows, Europe/Moscow): 4 window(s).',
+    ]);
+    assert.match(out, /^No window loaded for 4 reports, so their saved queries were not run: "r03", "r06", "r09", "r12"\.$/m);
+    assert.match(out, /^No saved queries for 6 reports \(.*\): "r04", "r05", "r07", "r08", "r10" and 1 more\.$/m);
+    // A line per saved query, the failed one saying why.
+    assert.match(out, /^Saved queries of 2 reports .*a line each/m);
+    assert.match(out, /^ {2}r01\/per_day {2}1 row$/m);
+    assert.match(out, /^ {2}r02\/broken {3}The query failed on DuckDB: .*no_such_column/m);
+    assert.match(out, /^ {2}r02\/per_day {2}1 row$/m);
+
+    // The closing lines: failures first, then the totals per connection, then the rest.
+    const failedAt = lines.indexOf('Failed: 1 window(s) and 1 saved query:');
+    const totalsAt = lines.indexOf('Per connection:');
+    const doneAt = lines.findIndex((l) => l.startsWith('Done: 12 window(s) of 12 reports asked: 8 loaded, 1 failed, 3 not tried'));
+    assert.ok(failedAt > 0 && totalsAt > failedAt && doneAt > totalsAt, out);
+    assert.match(lines[failedAt + 1]!, /^ {2}r03 2026-11-20: fetch failed: \w+: /);
+    assert.match(lines[failedAt + 2]!, /^ {2}saved query r02\/broken: The query failed on DuckDB: .*no_such_column/);
+    assert.deepEqual(lines.slice(totalsAt + 1, totalsAt + 5), [
+      '  connection  reports  windows   loaded   failed  not tried  rows written  rejected',
+      '  c1                4        4        4        0          0         1,000         0',
+      '  c2                4        4        4        0          0         1,000         0',
+      '  c3                4        4        0        1          3             0         0',
+    ]);
+    assert.doesNotMatch(out, /not-the-key/);
+    // stderr: the same failures, for whoever reads only that.
+    const stderr = errors.mock.calls.map((c) => String(c.arguments[0]));
+    assert.equal(stderr.length, 2, stderr.join('\n'));
+    assert.match(stderr[0]!, /^r03 2026-11-20: fetch failed: AuthenticationRefused: /);
+    assert.equal(stderr[1], '1 saved query failed on DuckDB (see above).');
   });
 
   it('backfill, reparse and query with no --report: every report, a summary each, each connection on its simulator; --report narrows; --environment goes with --deployed', async () => {
