@@ -1,9 +1,11 @@
+import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
 import { renderBody } from '../functions/core/gateway/body-template.js';
 import { fetchReport } from '../functions/core/gateway/client.js';
@@ -18,7 +20,7 @@ import { startSimulator } from '../local/simulator/index.js';
  *   row by row in JavaScript, a stand-in no real run pays for).
  * - A replay gateway: answers every POST with those bytes from disk, as a real gateway streams a finished
  *   report. The chain is measured against it, as a new user meets the pipeline: a gateway that is not
- *   this project's, so its speed is the network's and the disk's, not the simulator's.
+ *   this project's, in a process of its own, so its speed is the network's and the disk's, not the simulator's.
  */
 
 export interface SimulatorFetch {
@@ -49,6 +51,44 @@ export interface ReplayRequest {
   /** Date.now() when the request arrived, and when the last byte of the answer was handed to the socket. */
   arrivedAt: number;
   answeredAt: number | undefined;
+}
+
+/** The replay gateway in a process of its own (children/replay-gateway.ts): its requests are asked for, not read. */
+export interface ReplayGatewayProcess {
+  url: string;
+  requests(): Promise<ReplayRequest[]>;
+  close(): Promise<void>;
+}
+
+/** Forks children/replay-gateway.ts serving `file`; resolves once it listens. */
+export async function startReplayGatewayProcess(file: string): Promise<ReplayGatewayProcess> {
+  const child = fork(fileURLToPath(new URL('./children/replay-gateway.ts', import.meta.url)), [file], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const next = <T>(key: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (!(key in m)) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(m[key] as T);
+      };
+      const onExit = (code: number | null) => reject(new Error(`the replay gateway exited (${code}) before answering`));
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const url = await next<string>('url');
+  return {
+    url,
+    requests: async () => {
+      const answer = next<ReplayRequest[]>('requests');
+      child.send('requests');
+      return answer;
+    },
+    close: async () => {
+      const exited = once(child, 'exit');
+      child.send('close');
+      await exited;
+    },
+  };
 }
 
 export interface ReplayGateway {

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +6,8 @@ import { bucketNames } from '../functions/core/naming.js';
 import { loadCatalog } from '../functions/core/definitions/catalog-files.js';
 import type { LoadManifest } from '../functions/parse-report/load-manifest.js';
 import { parseWindowSize, windowAt } from '../functions/core/time/window.js';
-import { fetchFromSimulator, startReplayGateway, type ReplayGateway } from './chain-gateway.js';
+import { fetchFromSimulator, startReplayGatewayProcess, type ReplayGatewayProcess } from './chain-gateway.js';
+import { runNode, runNpmStart, stageUse, type StageUse } from './command-run.js';
 import type { ChildResult } from './children/measure.js';
 
 /**
@@ -15,10 +15,12 @@ import type { ChildResult } from './children/measure.js';
  * fetch, the embedded lake, parse, Parquet, saved queries), against DuckDB converting the same bytes on
  * one thread, in the same run.
  *
- * The chain is the real command, `reports run` (what `npm start` runs), in a child process under
- * /usr/bin/time -v, so its peak RSS is the whole process's. Its gateway is a replay of the simulator's
- * report from disk (chain-gateway.ts): a foreign gateway, as the issue measured. The simulator's own time
- * to generate and serve that report is printed on its own line.
+ * The chain is the command as the user runs it, `npm start -- --report transactions --from … --gateway-url …`,
+ * timed whole in a child process under /usr/bin/time -v (command-run.ts): npm's own start, the modules, the
+ * lake, the load, the saved queries and the exit, as issue 32 asks; its CPU is the whole tree's, its peak RSS
+ * the run's process. Its gateway is a replay of the simulator's report from disk, in a process of its own
+ * (chain-gateway.ts): a foreign gateway, as the issue measured. The simulator's own time to generate and
+ * serve that report is printed on its own line.
  *
  * Per stage, RSS and CPU (main thread, all threads) are sampled from /proc every 25 ms.
  * Stages come from three clocks on this machine, all Date.now(): the replay gateway (request arrived), the
@@ -27,13 +29,13 @@ import type { ChildResult } from './children/measure.js';
  * Environment:
  *   BENCH_CHAIN_RUNS=n         chain and DuckDB runs, interleaved (best wall time kept; default BENCH_RUNS, else 2)
  *   BENCH_CHAIN_ROWS=n         rows of the report (default 1,000,000)
- *   BENCH_CHAIN_NODE_FLAGS=..  extra node flags for the chain's process, e.g. "--cpu-prof --cpu-prof-dir=bench/data/prof"
+ *   BENCH_CHAIN_NODE_FLAGS=..  node flags for the chain's processes, through NODE_OPTIONS (npm's node gets them too),
+ *                              e.g. "--cpu-prof --cpu-prof-dir=bench/data/prof"
  *   BENCH_CHAIN_TRACE=file     appends each run's samples to file, a JSON line per process: {spawnedAt, samples:
  *                              [[ms since epoch, RSS MB, CPU ms all threads, CPU ms main thread], ...]}: when the memory rises
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
 const dataDir = join(here, 'data');
 const MiB = 1024 * 1024;
 /** A past day (a window of today or later may be refused as incomplete). Fixed, so the bytes are the same on every run. */
@@ -42,113 +44,17 @@ const NEXT_DAY = '2025-11-21';
 /** The buckets `reports run` uses (its environment is "local"). */
 const CURATED_BUCKET = bucketNames('local').curated;
 
-export const CHAIN_TARGETS = { vsDuckDb: 5, rssMb: 300, fetchMbPerS: 150 };
-
-const hasTime = existsSync('/usr/bin/time');
-
-interface Timed {
-  code: number | null;
-  /** The node process, sampled every SAMPLE_MS from /proc. */
-  samples: Sample[];
-  stdout: string;
-  stderr: string;
-  spawnedAt: number;
-  exitedAt: number;
-  maxRssMb: number | undefined;
-}
-
-const SAMPLE_MS = 25;
-
-/**
- * One sample of the node process: [Date.now(), RSS MB, CPU ms of all threads, CPU ms of the main thread, RSS
- * high-water mark MB]. The high-water mark (VmHWM) is the kernel's own peak, so a spike shorter than the
- * sampling interval still shows, in the stage where it happened.
- */
-type Sample = [number, number, number, number, number];
-
-/** utime + stime of a /proc stat line, in ms (USER_HZ is 100 on Linux). */
-const statCpuMs = (stat: string) => {
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
-
-/** A sample of `pid`, or of its only child when `pid` is /usr/bin/time; undefined when gone (or not Linux). */
-function sample(pid: number, viaTime: boolean): Sample | undefined {
-  try {
-    const target = viaTime ? Number(readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ')[0]) : pid;
-    if (!target) return undefined;
-    const status = readFileSync(`/proc/${target}/status`, 'utf8');
-    const kb = /VmRSS:\s+(\d+) kB/.exec(status);
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-    if (!kb || !hwm) return undefined;
-    const all = statCpuMs(readFileSync(`/proc/${target}/stat`, 'utf8'));
-    const main = statCpuMs(readFileSync(`/proc/${target}/task/${target}/stat`, 'utf8'));
-    return [Date.now(), Number(kb[1]) / 1024, all, main, Number(hwm[1]) / 1024];
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs `node <args>` (under /usr/bin/time -v when present); never rejects on a non-zero exit. */
-function runNode(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Timed> {
-  const argv = hasTime ? ['-v', process.execPath, ...args] : args;
-  return new Promise((resolve, reject) => {
-    const spawnedAt = Date.now();
-    const child = spawn(hasTime ? '/usr/bin/time' : process.execPath, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const samples: Sample[] = [];
-    const sampler = setInterval(() => {
-      const s = child.pid === undefined ? undefined : sample(child.pid, hasTime);
-      if (s) samples.push(s);
-    }, SAMPLE_MS);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (e) => {
-      clearInterval(sampler);
-      reject(e);
-    });
-    child.on('close', (code) => {
-      clearInterval(sampler);
-      if (process.env.BENCH_CHAIN_TRACE) appendFileSync(process.env.BENCH_CHAIN_TRACE, JSON.stringify({ spawnedAt, samples }) + '\n');
-      const max = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      resolve({ code, samples, stdout, stderr, spawnedAt, exitedAt: Date.now(), maxRssMb: max ? Math.round(Number(max[1]) / 1024) : undefined });
-    });
-  });
-}
-
-function manifestIn(lakeDir: string, curatedBucket: string): LoadManifest {
-  const dir = join(lakeDir, curatedBucket, 'manifests');
-  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json._S3rver_object'));
-  if (files.length !== 1) throw new Error(`expected one manifest under ${dir}, found ${files.length}`);
-  return JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as LoadManifest;
-}
-
-export interface StageUse {
-  rssMb: number;
-  cpuMs: number;
-  mainCpuMs: number;
-}
-
-/** What the samples within [from, to] say: the highest RSS, and the CPU spent between the first and last. */
-function stageUse(samples: Sample[], from: number, to: number): StageUse {
-  const within = samples.filter(([t]) => t >= from && t <= to);
-  // CPU counted from the last sample before the stage, so a short stage is not read as idle.
-  const before = samples.filter(([t]) => t < from).at(-1) ?? within[0];
-  const last = within.at(-1);
-  // Where the high-water mark rose during the stage, the process's new peak was reached in it (within one
-  // interval of its start): that is its exact peak. Otherwise the highest sampled RSS, a lower bound.
-  const hwmRose = before !== undefined && last !== undefined && last[4] > before[4];
-  return {
-    rssMb: Math.round(Math.max(0, ...within.map(([, mb]) => mb), hwmRose ? last[4] : 0)),
-    cpuMs: before && last ? last[2] - before[2] : 0,
-    mainCpuMs: before && last ? last[3] - before[3] : 0,
-  };
-}
+/** Issue 32: the whole command against DuckDB's conversion, wall and CPU; the process's peak; the fetch's speed (issue 21). */
+export const CHAIN_TARGETS = { vsDuckDb: 5, cpuVsDuckDb: 7.5, rssMb: 300, fetchMbPerS: 150 };
 
 export interface ChainRun {
+  /** From spawning `npm start` to its exit. */
   wallMs: number;
+  /** User + system CPU of the whole command (npm, its shell, the run's node: /usr/bin/time). */
+  cpuMs: number;
   maxRssMb: number;
+  /** From spawning `npm start` to the run's node process being there (npm's own start, its shell). */
+  npmMs: number;
   startupMs: number;
   fetchMs: number;
   parseMs: number;
@@ -163,47 +69,45 @@ export interface ChainRun {
   done: string;
 }
 
-/**
- * What `npm start` runs, read from package.json so the bench cannot drift from it: its environment
- * (`VAR=value` before `node`) and the arguments after `node`. No shell: the script is words.
- */
-function npmStart(): { env: Record<string, string>; args: string[] } {
-  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
-  const words = script.trim().split(/\s+/);
-  const env: Record<string, string> = {};
-  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? '')) {
-    const word = words.shift()!;
-    env[word.slice(0, word.indexOf('='))] = word.slice(word.indexOf('=') + 1);
-  }
-  if (words.shift() !== 'node') throw new Error(`npm start is "${script}": the bench expects [VAR=value ...] node <args>`);
-  return { env, args: words };
+function manifestIn(lakeDir: string, curatedBucket: string): LoadManifest {
+  const dir = join(lakeDir, curatedBucket, 'manifests');
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json._S3rver_object'));
+  if (files.length !== 1) throw new Error(`expected one manifest under ${dir}, found ${files.length}`);
+  return JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as LoadManifest;
 }
 
-async function runChain(gateway: ReplayGateway, secretFile: string, lakeDir: string): Promise<ChainRun> {
+/** The arguments after `npm start --`, as a user pointing the run at a gateway would type them. */
+const chainArgs = (gatewayUrl: string, secretFile: string, lakeDir: string) =>
+  ['--report', 'transactions', '--from', DAY, '--to', NEXT_DAY, '--gateway-url', gatewayUrl, '--secret-file', secretFile, '--lake', lakeDir];
+
+async function runChain(gateway: ReplayGatewayProcess, secretFile: string, lakeDir: string): Promise<ChainRun> {
   rmSync(lakeDir, { recursive: true, force: true });
-  const before = gateway.requests.length;
-  const flags = (process.env.BENCH_CHAIN_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const start = npmStart();
-  const args = [...flags, ...start.args, '--report', 'transactions', '--from', DAY, '--to', NEXT_DAY];
-  args.push('--gateway-url', gateway.url, '--secret-file', secretFile, '--lake', lakeDir);
-  const r = await runNode(args, { ...process.env, ...start.env });
-  if (r.code !== 0) throw new Error(`reports run failed (exit ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
-  const request = gateway.requests[before];
-  if (!request || gateway.requests.length !== before + 1) throw new Error(`expected one gateway request, saw ${gateway.requests.length - before}`);
+  const before = (await gateway.requests()).length;
+  // Node flags (--cpu-prof …) reach the run's node, and npm's, through NODE_OPTIONS: the command stays `npm start`.
+  const flags = process.env.BENCH_CHAIN_NODE_FLAGS;
+  const env = flags ? { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${flags}`.trim() } : process.env;
+  const r = await runNpmStart(chainArgs(gateway.url, secretFile, lakeDir), env);
+  if (r.code !== 0) throw new Error(`npm start failed (exit ${r.code}):\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`);
+  const requests = await gateway.requests();
+  const request = requests[before];
+  if (!request || requests.length !== before + 1) throw new Error(`expected one gateway request, saw ${requests.length - before}`);
   const m = manifestIn(lakeDir, CURATED_BUCKET);
   if (m.outcome !== 'loaded') throw new Error(`the window did not load: ${JSON.stringify(m.error)}`);
   const parseStart = Date.parse(m.startedAt);
   const parseEnd = Date.parse(m.finishedAt);
   return {
     stages: {
-      startup: stageUse(r.samples, r.spawnedAt, request.arrivedAt),
+      startup: stageUse(r.samples, r.spawnedAt, request.arrivedAt, true),
       fetch: stageUse(r.samples, request.arrivedAt, parseStart),
       parse: stageUse(r.samples, parseStart, parseEnd),
       queries: stageUse(r.samples, parseEnd, r.exitedAt),
     },
     wallMs: r.exitedAt - r.spawnedAt,
+    cpuMs: r.cpuMs ?? NaN,
     maxRssMb: r.maxRssMb ?? NaN,
     startupMs: request.arrivedAt - r.spawnedAt,
+    // The first sample of the run's node: within 25 ms of npm and its shell starting it.
+    npmMs: (r.samples[0]?.[0] ?? r.spawnedAt) - r.spawnedAt,
     fetchMs: parseStart - request.arrivedAt,
     parseMs: parseEnd - parseStart,
     queriesMs: r.exitedAt - parseEnd,
@@ -270,9 +174,9 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
   console.log(`load average before: ${loadavg().map((l) => num(l)).join(' ')} (the machine may be shared; best of ${runs} runs kept)`);
 
   // `npm start` compiles the command on its first run after a change (bin/reports.mjs): done here, unmeasured.
-  const warm = await runNode([npmStart().args[0]!, '--help']);
+  const warm = await runNode(['bin/reports.mjs', '--help']);
   if (warm.code !== 0) throw new Error(`bin/reports.mjs --help failed (exit ${warm.code}):\n${warm.stderr.slice(-2000)}`);
-  const gateway = await startReplayGateway(csv);
+  const gateway = await startReplayGatewayProcess(csv);
   let chain: ChainRun | undefined;
   let duck: ChildResult | undefined;
   let peakRss = 0;
@@ -303,14 +207,15 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
         (use ? `${use.mainCpuMs === null ? '-' : num(use.mainCpuMs / 1000)} / ${num(use.cpuMs / 1000)}` : '-'),
     );
   line('simulator: generate and serve the report', sim.wallMs, '-');
-  console.log('chain: `reports run` (npm start), one process:');
+  console.log('chain: `npm start -- --report transactions --from … --gateway-url …`, timed whole:');
   const st = chain.stages;
-  line('  start-up (node, modules, lake) to request', chain.startupMs, String(st.startup.rssMb), st.startup, false);
+  const total = Object.values(st).reduce((a, u) => ({ rssMb: 0, cpuMs: a.cpuMs + u.cpuMs, mainCpuMs: a.mainCpuMs + u.mainCpuMs }));
+  line('  npm and its shell, until node starts', chain.npmMs, '-', { mainCpuMs: null, cpuMs: chain.cpuMs - total.cpuMs }, false);
+  line('  start-up (node, modules, lake) to request', chain.startupMs - chain.npmMs, String(st.startup.rssMb), st.startup, false);
   line('  fetch-and-store (gateway to raw object)', chain.fetchMs, String(st.fetch.rssMb), st.fetch);
   line('  parse to Parquet (+ rejects, manifest)', chain.parseMs, String(st.parse.rssMb), st.parse);
   line('  saved queries, summary, exit', chain.queriesMs, String(st.queries.rssMb), st.queries, false);
-  const total = Object.values(st).reduce((a, u) => ({ rssMb: 0, cpuMs: a.cpuMs + u.cpuMs, mainCpuMs: a.mainCpuMs + u.mainCpuMs }));
-  line('  whole run', chain.wallMs, String(peakRss), total);
+  line('  whole command (CPU: every process)', chain.wallMs, String(peakRss), { mainCpuMs: total.mainCpuMs, cpuMs: chain.cpuMs });
   line('DuckDB CSV-to-Parquet, threads=1', duck.wallMs, String(duck.maxRssMb), duck);
   console.log('');
   console.log(`the run's own summary: ${chain.done}`);
@@ -324,8 +229,11 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
   }
   const withoutQueries = chain.wallMs - chain.queriesMs;
   const vsDuck = chain.wallMs / duck.wallMs;
-  const cpuVsDuck = total.cpuMs / duck.cpuMs;
-  console.log(`whole run / DuckDB: ${num(vsDuck)}x wall (${num(withoutQueries / duck.wallMs)}x without the saved queries), ${num(cpuVsDuck)}x CPU (all threads)`);
+  const cpuVsDuck = chain.cpuMs / duck.cpuMs;
+  console.log(
+    `whole command / DuckDB: ${num(vsDuck)}x wall (${num(withoutQueries / duck.wallMs)}x without the saved queries, ` +
+      `${num((chain.wallMs - chain.npmMs) / duck.wallMs)}x without npm's own start), ${num(cpuVsDuck)}x CPU (every process and thread)`,
+  );
   // On a shared machine wall time stretches with the load; CPU time much less so. The fetch's CPU says how
   // fast it would go with a core to itself per busy thread (the lake's server runs on its own thread).
   const fetchCpuBound = Math.max(st.fetch.mainCpuMs, st.fetch.cpuMs - st.fetch.mainCpuMs);
@@ -338,7 +246,8 @@ export async function runChainBench(options: { runs?: number; rows?: number } = 
 
   const fetchMbps = bytes / MiB / (chain.fetchMs / 1000);
   const checks: Array<[string, boolean, string]> = [
-    [`whole run <= ${CHAIN_TARGETS.vsDuckDb}x DuckDB's wall time`, vsDuck <= CHAIN_TARGETS.vsDuckDb, `${num(vsDuck)}x (CPU: ${num(cpuVsDuck)}x)`],
+    [`whole command <= ${CHAIN_TARGETS.vsDuckDb}x DuckDB's wall time`, vsDuck <= CHAIN_TARGETS.vsDuckDb, `${num(vsDuck)}x`],
+    [`whole command <= ${CHAIN_TARGETS.cpuVsDuckDb}x DuckDB's CPU time`, cpuVsDuck <= CHAIN_TARGETS.cpuVsDuckDb, `${num(cpuVsDuck)}x`],
     [`peak RSS <= ${CHAIN_TARGETS.rssMb} MB`, peakRss <= CHAIN_TARGETS.rssMb, `${peakRss} MB`],
     [`fetch-and-store >= ${CHAIN_TARGETS.fetchMbPerS} MB/s on loopback (counted in MiB/s, the stricter)`, fetchMbps >= CHAIN_TARGETS.fetchMbPerS, `${num(fetchMbps, 1)} MiB/s`],
   ];
