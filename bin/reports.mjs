@@ -17,7 +17,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -30,6 +30,9 @@ const currentFile = join(cacheDir, 'current.json');
 const alwaysChecked = [fileURLToPath(import.meta.url), join(root, 'bin', 'cli-cache.mjs'), join(root, 'package.json'), join(root, 'tsconfig.json')];
 
 /** @typedef {{ dir: string, builtAt: number, inputs: string[] }} Current */
+
+/** Packages bundled into the command (see `bundleUnloadable`): what every run loads before its first request. */
+const startupPackages = /^(@aws-sdk|@smithy|@aws-crypto|@aws-lambda-powertools)\/|^(zod|commander)(\/|$)/;
 
 /** The build in use, if every file it came from is older than it. @returns {Current | undefined} */
 function freshBuild() {
@@ -77,15 +80,26 @@ async function rebuild() {
     },
   };
   /**
-   * Packages stay imports, except those plain node cannot load: dt-sql-parser's build (the saved-query check,
-   * lib/saved-queries/saved-query-grammar.ts) is ES modules with extensionless and directory imports, so it is bundled into
-   * that module's lazy chunk. Its own dependencies (antlr4ng, antlr4-c3) load as they are.
+   * Packages stay imports, except two kinds, which are bundled into the chunks that use them:
+   * - those plain node cannot load: dt-sql-parser's build (the saved-query check, lib/saved-queries/saved-query-grammar.ts)
+   *   is ES modules with extensionless and directory imports, so it is bundled into that module's lazy chunk. Its own
+   *   dependencies (antlr4ng, antlr4-c3) load as they are.
+   * - the AWS SDK (and Powertools, zod, commander) with everything they import: every `npm start` loads them
+   *   before its first request, and from node_modules that is ~300 files to find, read and (CommonJS) scan for
+   *   their exports, ~0.1 s of the start-up's wall time. Bundled, as the Lambda functions have them, they are a
+   *   few chunks read once. Their `require` of node's modules goes through the banner's createRequire.
    * @type {import('esbuild').Plugin}
    */
   const bundleUnloadable = {
     name: 'bundle-unloadable-packages',
     setup(b) {
       b.onResolve({ filter: /^dt-sql-parser(\/|$)/ }, (args) => ({ path: createRequire(args.importer).resolve(args.path) }));
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith('node:') || builtinModules.includes(args.path.split('/')[0])) return { external: true };
+        const fromBundled = /[\\/]node_modules[\\/]/.test(args.importer) && !/[\\/]node_modules[\\/]dt-sql-parser[\\/]/.test(args.importer);
+        // Undefined: esbuild resolves it and bundles it.
+        return fromBundled || startupPackages.test(args.path) ? undefined : { external: true };
+      });
     },
   };
   const result = await build({
@@ -93,14 +107,17 @@ async function rebuild() {
     entryPoints: { reports: join(root, 'bin', 'reports.ts') },
     bundle: true,
     splitting: true,
-    packages: 'external',
     format: 'esm',
     platform: 'node',
     target: 'node20',
     sourcemap: 'linked',
+    // Stack traces need the mappings, not the sources (they are on disk): node reads every loaded chunk's map.
+    sourcesContent: false,
     outdir: join(cacheDir, dir),
     // .mjs: under node_modules, no package.json says "type": "module".
     outExtension: { '.js': '.mjs' },
+    // For the bundled packages' require() of node's own modules (esbuild's shim calls the `require` in scope).
+    banner: { js: "import { createRequire as __reportsCreateRequire } from 'node:module'; const require = __reportsCreateRequire(import.meta.url);" },
     metafile: true,
     logLevel: 'error',
     plugins: [ownImportMetaUrl, bundleUnloadable],
