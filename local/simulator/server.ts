@@ -371,7 +371,7 @@ async function sendGeneratedReport(sim: SimulatorState, ex: Exchange, report: Re
   res.writeHead(200);
   logAnswer(sim, ex, 200, 'report', drift ? 'schemaDrift' : slowed ? 'slow' : undefined);
   const { header, rows, pdfOptions } = content;
-  const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : reportPdfStream(header, rows(), pdfOptions);
+  const source = report.format === 'CSV' ? Readable.from(reportCsvChunks(header, rows(), report)) : await reportPdfStream(header, rows(), pdfOptions);
   try {
     await sendReportBody(source, res, sim.transport);
   } catch {
