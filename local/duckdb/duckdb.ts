@@ -75,6 +75,8 @@ export interface OpenLakeOptions {
   environment?: string;
   /** Default: every report of the catalog. */
   reports?: readonly ReportDefinition[];
+  /** Read the manifests for `notices` (default true); `npm start` has printed them already. */
+  staleNotices?: boolean;
 }
 
 export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDatabase> {
@@ -93,7 +95,7 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
   let notices: string[];
   try {
     views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports, reparseFlags: lakeReparseFlags(options.lakeDir) });
-    notices = await lakeStaleNotices({ lakeDir: options.lakeDir, curatedBucket, reports });
+    notices = options.staleNotices === false ? [] : await lakeStaleNotices({ lakeDir: options.lakeDir, curatedBucket, reports });
   } catch (e) {
     close();
     throw e;

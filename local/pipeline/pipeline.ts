@@ -309,7 +309,8 @@ function pipelineOf(chain: Chain, s3Endpoint: string, close: () => Promise<void>
     s3,
     runWindow: (reportId, window) => runWindow(chain, catalog.get(reportId), window),
     queryLakeDir,
-    openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports }),
+    // The run printed the lake's stale notices before its saved queries: not read again here.
+    openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports, staleNotices: false }),
     close,
     inFlight: () => [...inFlight],
     abandonInFlight: () => (lake ? abandonPartialTables(options.lakeDir, buckets.curated, inFlight) : []),
