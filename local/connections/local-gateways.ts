@@ -54,6 +54,8 @@ export class LocalGateways {
   private readonly started = new Map<string, Promise<Started>>();
   private readonly ready = new Map<string, Started>();
   private readonly limiters = new Map<string, RequestLimiter>();
+  /** The RSA test account's key of this run's simulators, made when the first one starts. */
+  private rsaKey: Promise<string> | undefined;
 
   constructor(private readonly options: LocalGatewaysOptions) {
     refuseMisplacedSamples(options);
@@ -104,13 +106,17 @@ export class LocalGateways {
       return { connection, loadSecret: (o) => real.loadSecret(o), credentials: real.credentials };
     }
     // Loaded only here: with real gateways only, the simulator's modules (the PDF writer among them) cost ~20 MB and ~0.5 s for nothing.
-    const { startSimulator, testSecretOf } = await import('../simulator/index.js');
+    const { startSimulator, testSecretOf, makeRsaTestKey } = await import('../simulator/index.js');
+    // One RSA test key for every simulator of the run: a pair per simulator was ~60-170 ms of CPU each before
+    // the first request (a second over 10 connections), for an account a run signs with only when asked to.
+    this.rsaKey ??= makeRsaTestKey();
+    const privateKeyPem = options.simulator?.rsa?.privateKeyPem ?? (await this.rsaKey);
     const reports = options.catalog.reportsOver(name);
     const samples = Object.fromEntries(Object.entries(options.simulator?.samples ?? {}).filter(([id]) => reports.some((r) => r.id === id)));
     const sim = await startSimulator({
       ...options.simulator,
       hmac: { login: simulatorLogin(name, 'hmac'), ...options.simulator?.hmac },
-      rsa: { login: simulatorLogin(name, 'rsa'), ...options.simulator?.rsa },
+      rsa: { login: simulatorLogin(name, 'rsa'), ...options.simulator?.rsa, privateKeyPem },
       reports,
       samples,
       onlyReports: true,

@@ -14,6 +14,7 @@ export {
   DEFAULT_RSA_LOGIN,
   TEST_ACCOUNTS,
   testSecretOf,
+  makeRsaTestKey,
   type TestCredentials,
   type TestAccountFiles,
 } from './test-accounts.js';
