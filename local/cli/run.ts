@@ -368,12 +368,14 @@ function printDone(run: RunState): RunSummary {
   const durationMs = Math.round(performance.now() - run.started);
   const name = (o: WindowOutcome) => itemName(run, { report: run.catalog.get(o.reportId), window: o.window });
   print('');
-  // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
+  // A run of several reports closes with what failed, then each connection's totals, then the rest.
   const several = plan.reports.length > 1;
+  const windowFailures = failed.map((o) => ({ name: name(o), outcome: o }));
   if (several) {
-    for (const line of failureLines(failed.map((o) => ({ name: name(o), outcome: o })), run.queryFailures)) print(line);
+    for (const line of failureLines(windowFailures, run.queryFailures)) print(line);
     for (const line of connectionTotalLines(plan, run.outcomes)) print(line);
   }
+  // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
   const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: name(o), checks: o.manifest?.checks })));
   for (const line of checkLines) print(line);
   const reports = plan.reports.length > 1 ? ` of ${plan.reports.length} reports` : '';
@@ -384,7 +386,6 @@ function printDone(run: RunState): RunSummary {
       `${count(sum((o) => o.bytes))} raw bytes; ${(durationMs / 1000).toFixed(1)} s.`,
   );
   // On stderr too, for whoever reads only that: a window a line, or at several reports alike failures on one line.
-  const windowFailures = failed.map((o) => ({ name: name(o), outcome: o }));
   const errorLines = several ? failureLines(windowFailures, []).slice(1, -1).map((l) => l.trim()) : failed.map((o) => `${name(o)}: ${o.error?.code}: ${o.error?.message}`);
   if (failed.length || run.failedQueries) reportFailures(run, errorLines);
   const flaggedWindows = outcomes.filter((o) => checkMark(o.manifest?.checks) === 'FLAGGED').length;
