@@ -64,21 +64,6 @@ export function perReportQuery(
   return `SELECT ${aggregate}(${name}) FROM ${perReportSchema(name)} WHERE ${filters.join(' AND ')} GROUP BY ${Dimension.report} ORDER BY ${aggregate}() DESC LIMIT ${limit}`;
 }
 
-/**
- * Every report's series of one per-report metric, one line each, found by a search expression (graphs only:
- * alarms cannot watch a search). With `outcome` in the schema for FetchOutcome: error codes are open-ended.
- */
-export function perReportSearch(name: MetricName, environment: string, statistic: string, period: Duration): cloudwatch.MathExpression {
-  const schema = perReportSchema(name).replace(/^SCHEMA\((.*)\)$/, '$1').replace(/ /g, '');
-  const outcome = name === MetricName.FetchOutcome ? ` \${PROP('Dim.${Dimension.outcome}')}` : '';
-  return new cloudwatch.MathExpression({
-    expression: `SEARCH('{${schema}} MetricName="${name}" ${Dimension.environment}="${environment}"', '${statistic}', ${period.toSeconds()})`,
-    // A dynamic label: one legend entry per line, "transactions AuthenticationRefused".
-    label: `\${PROP('Dim.${Dimension.report}')}${outcome}`,
-    period,
-  });
-}
-
 /** Every outcome of the environment's fetches, Success and each error code by name, one line each (graphs only). */
 export function fetchOutcomesSearch(environment: string, period: Duration): cloudwatch.MathExpression {
   const dims = [Dimension.environment, Dimension.outcome, Dimension.service].join(',');
