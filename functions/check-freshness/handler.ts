@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { loadCatalog } from '../core/definitions/catalog-files.js';
 import { groupByLookback, staleReports, type WatchedReport } from '../core/freshness/stale-reports.js';
 import { ConfigurationError } from '../core/errors.js';
-import { completedLoads } from '../aws/completed-loads.js';
+import { completedLoads } from '../aws/report-series.js';
 import { requiredEnv } from '../aws/env.js';
 import { recordStale } from '../aws/metrics.js';
 import { logger, metrics, tracer } from '../aws/powertools.js';

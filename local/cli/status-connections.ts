@@ -1,6 +1,7 @@
-import { GetMetricDataCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DescribeSecretCommand, GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { Dimension, METRIC_NAMESPACE, MetricName } from '../../functions/aws/metrics.js';
+import { MetricName } from '../../functions/aws/metrics.js';
+import { readReportSeries } from '../../functions/aws/report-series.js';
 import { DEFAULT_SERVICE_NAME } from '../../functions/aws/service-name.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { parseGatewaySecret, SECRET_SHAPES } from '../../functions/core/gateway/secret.js';
@@ -35,8 +36,6 @@ export interface ReportLoad {
 /** How far back `reports status` looks for refusals: two weeks of 5-minute points (CloudWatch keeps them 63 days). */
 export const REFUSAL_DAYS = 14;
 const PERIOD_SECONDS = 300;
-/** GetMetricData takes up to 500 queries per call. */
-const QUERIES_PER_CALL = 500;
 
 /** The text the stack writes into every field of a created secret. */
 const PLACEHOLDER = PLACEHOLDER_SECRET.login;
@@ -101,42 +100,12 @@ export async function lastRefusals(
 ): Promise<Map<string, Date>> {
   const refused = new Map<string, Date>();
   const start = new Date(now.getTime() - REFUSAL_DAYS * 86_400_000);
-  for (let i = 0; i < reports.length; i += QUERIES_PER_CALL) {
-    const batch = reports.slice(i, i + QUERIES_PER_CALL);
-    const queries: MetricDataQuery[] = batch.map((report, j) => ({
-      Id: `r${j}`,
-      ReturnData: true,
-      MetricStat: {
-        // The dimensions the fetch function writes and the auth-refused alarms watch (lib/metrics.ts).
-        Metric: {
-          Namespace: METRIC_NAMESPACE,
-          MetricName: MetricName.FetchOutcome,
-          Dimensions: [
-            { Name: Dimension.service, Value: DEFAULT_SERVICE_NAME },
-            { Name: Dimension.connection, Value: report.connection },
-            { Name: Dimension.report, Value: report.id },
-            { Name: Dimension.environment, Value: environment },
-            { Name: Dimension.outcome, Value: 'AuthenticationRefused' },
-          ],
-        },
-        Period: PERIOD_SECONDS,
-        Stat: 'Sum',
-      },
-    }));
-    let token: string | undefined;
-    do {
-      const page = await cloudWatch.send(new GetMetricDataCommand({ MetricDataQueries: queries, StartTime: start, EndTime: now, ScanBy: 'TimestampDescending', NextToken: token }));
-      for (const result of page?.MetricDataResults ?? []) {
-        const report = batch[Number(result.Id?.slice(1))]?.id;
-        if (report === undefined) continue;
-        (result.Timestamps ?? []).forEach((t, k) => {
-          const newest = refused.get(report);
-          if ((result.Values?.[k] ?? 0) > 0 && (!newest || t > newest)) refused.set(report, t);
-        });
-      }
-      token = page?.NextToken;
-    } while (token);
-  }
+  // The dimensions the fetch function writes and the auth-refused alarms watch (lib/metrics.ts).
+  const request = { metric: MetricName.FetchOutcome, service: DEFAULT_SERVICE_NAME, environment, outcome: 'AuthenticationRefused', reports, start, end: now, period: PERIOD_SECONDS };
+  await readReportSeries(cloudWatch, request, (report, value, t) => {
+    const newest = refused.get(report);
+    if (value > 0 && (!newest || t > newest)) refused.set(report, t);
+  });
   return refused;
 }
 
