@@ -149,7 +149,7 @@ describe('connection scopes', () => {
 
   it('filters on a connection dimension, one scope per connection whatever its size, when the metrics carry one', () => {
     const scopes = connectionScopes(reports, { maxConditionLength: 10, byDimension: true });
-    assert.deepEqual(scopes.map((s) => s.condition), ["(connection = 'acme')", "(connection = 'north')"]);
+    assert.deepEqual(scopes.map((s) => s.condition), ["connection = 'acme'", "connection = 'north'"]);
   });
 
   it('refuses a report id no query can hold, saying what to do', () => {

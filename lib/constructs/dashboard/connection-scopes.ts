@@ -9,7 +9,10 @@ export interface ConnectionScope {
   readonly connection: string;
   /** "acme", or "acme 2/3" when the connection's reports took more than one query. */
   readonly label: string;
-  /** A Metrics Insights condition, parenthesised so it can follow an AND. */
+  /**
+   * A Metrics Insights condition that can follow an AND: `connection = '…'` (the documented grammar: `=`, `!=`, AND),
+   * or, without a connection dimension, its reports ORed in parentheses.
+   */
   readonly condition: string;
   /** The reports it covers, in catalog order. */
   readonly reports: readonly string[];
@@ -49,7 +52,7 @@ function partsOf(reports: readonly string[], maxLength: number): string[][] {
 /** One scope per connection (per part of one, when its reports outgrow a query), connections in the order given. */
 export function connectionScopes(reportsByConnection: ReadonlyMap<string, readonly string[]>, options: ScopeOptions): ConnectionScope[] {
   return [...reportsByConnection].flatMap(([connection, reports]) => {
-    if (options.byDimension) return [{ connection, label: connection, condition: `(connection = ${quoted(connection)})`, reports }];
+    if (options.byDimension) return [{ connection, label: connection, condition: `connection = ${quoted(connection)}`, reports }];
     const parts = partsOf(reports, options.maxConditionLength);
     return parts.map((part, i) => ({
       connection,
