@@ -89,6 +89,7 @@ export class ReportsPipelineStack extends Stack {
       timeout: Duration.minutes(1),
       memorySize: 256,
       grace: Duration.hours(c.freshnessGraceHours),
+      curatedBucket: this.lake.curatedBucket,
       schedulesEnabled: c.schedulesEnabled,
       scheduleGroup: this.fetch.scheduleGroup,
       entry: props.entries?.freshness,

@@ -9,11 +9,12 @@ import type { ErrorCode } from '../core/errors.js';
  * A custom metric is billed per distinct dimension set and hour it receives data, so only the series an alarm
  * or a dashboard widget reads per report carry the `report` dimension (docs/deploy.md, "What it costs"):
  *
- * - per report, {service, connection, environment, report}: LoadsCompleted (every completed load: the freshness
- *   check reads it), and, only when something is wrong, RowsRejected (> 0), QualityFindings (> 0), DuplicateKeys (> 0),
- *   ReportStale (1) and FetchOutcome of a failure (+ `outcome`). A healthy report therefore keeps one series alive.
- * - per environment, {service, environment}: RowsWritten, FetchBytes, FetchDurationMs, LoadLagSeconds, and
- *   FetchOutcome of every outcome, Success included (+ `outcome`).
+ * - per report, {service, connection, environment, report}, only when something is wrong: RowsRejected (> 0),
+ *   QualityFindings (> 0), DuplicateKeys (> 0), ReportStale (1) and FetchOutcome of a failure (+ `outcome`). A healthy
+ *   report therefore keeps no series alive, whatever its window.
+ * - per environment, {service, environment}: LoadsCompleted, RowsWritten, FetchBytes, FetchDurationMs, LoadLagSeconds,
+ *   and FetchOutcome of every outcome, Success included (+ `outcome`). The freshness check reads each report's loads
+ *   from its manifests, not from a metric (functions/check-freshness/).
  *
  * `connection` costs no series (a report has one connection) and lets an alarm or a widget take one
  * connection's reports with `WHERE connection = '…'`. Powertools adds `service`, from POWERTOOLS_SERVICE_NAME.
@@ -39,8 +40,8 @@ export const MetricName = {
   LoadLagSeconds: 'LoadLagSeconds',
   /**
    * 1 per window whose load completed: a CSV converted (zero rows included: a header-only report is a
-   * genuine day without sales) or a PDF stored unparsed. Never for a failed load. The freshness check
-   * (functions/check-freshness/) reads its absence; rows cannot stand in for it, since both of those loads write none.
+   * genuine day without sales) or a PDF stored unparsed. Never for a failed load. Per environment: rows cannot stand
+   * in for it, since both of those loads write none.
    */
   LoadsCompleted: 'LoadsCompleted',
   /**
@@ -81,7 +82,6 @@ export const MetricUnitOf = {
 
 /** The metrics that carry the `report` (and `connection`) dimension; the others are per environment. */
 export const PER_REPORT_METRICS: ReadonlySet<MetricName> = new Set<MetricName>([
-  MetricName.LoadsCompleted,
   MetricName.RowsRejected,
   MetricName.QualityFindings,
   MetricName.DuplicateKeys,

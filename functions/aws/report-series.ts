@@ -1,11 +1,10 @@
 import { GetMetricDataCommand, type CloudWatchClient, type MetricDataQuery } from '@aws-sdk/client-cloudwatch';
-import type { LookbackGroup } from '../core/freshness/stale-reports.js';
 import { Dimension, METRIC_NAMESPACE, MetricName } from './metrics.js';
 
 /**
  * Reading one metric's per-report series back from CloudWatch (functions/aws/metrics.ts writes them with
- * {service, connection, environment, report}, plus `outcome` for FetchOutcome): the freshness check reads completed
- * loads, `reports status` the newest refusal. One query per report, 500 to a call (GetMetricData's most), every page.
+ * {service, connection, environment, report}, plus `outcome` for FetchOutcome): `reports status` reads the newest
+ * refusal. One query per report, 500 to a call (GetMetricData's most), every page.
  */
 
 /** GetMetricData takes at most 500 queries per call. */
@@ -62,24 +61,4 @@ export async function readReportSeries(
       token = page?.NextToken;
     } while (token);
   }
-}
-
-/**
- * Completed loads per report within each group's look-back, from LoadsCompleted: a single period spanning the
- * look-back, so CloudWatch returns at most a point or two per report. A report with no series at all (it never loaded,
- * or not for 15 months) counts 0.
- */
-export async function completedLoads(
-  cloudWatch: CloudWatchClient,
-  request: { environment: string; service: string; groups: readonly LookbackGroup[]; now: Date },
-): Promise<Map<string, number>> {
-  const loads = new Map<string, number>();
-  for (const group of request.groups) {
-    const { environment, service, now } = request;
-    const range = { start: new Date(now.getTime() - group.hours * 3_600_000), end: now, period: group.hours * 3600 };
-    await readReportSeries(cloudWatch, { metric: MetricName.LoadsCompleted, service, environment, reports: group.reports, ...range }, (id, value) =>
-      loads.set(id, (loads.get(id) ?? 0) + value),
-    );
-  }
-  return loads;
 }

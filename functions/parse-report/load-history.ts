@@ -4,7 +4,8 @@ import type { ReportDefinition } from '../core/definitions/report-definition.js'
 import { manifestKey } from '../core/lake/s3-keys.js';
 import { historyWindows } from '../core/quality/volume-band.js';
 import type { ReportWindow } from '../core/time/window.js';
-import { ObjectNotFound, openObjectStream } from '../aws/s3-streams.js';
+import { ObjectNotFound } from '../aws/s3-streams.js';
+import { readManifest } from '../aws/manifests.js';
 import type { LoadManifest } from '../core/lake/load-manifest.js';
 
 /**
@@ -42,11 +43,4 @@ export async function readHistory(
     }),
   );
   return { history, ...(problems.length ? { problem: problems[0] } : {}) };
-}
-
-async function readManifest(s3: S3Client, bucket: string, key: string): Promise<Partial<LoadManifest>> {
-  const opened = await openObjectStream({ client: s3, bucket, key });
-  const chunks: Buffer[] = [];
-  for await (const chunk of opened.body) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<LoadManifest>;
 }

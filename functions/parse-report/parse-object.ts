@@ -17,7 +17,7 @@ import { asByteSink, MultipartSink, type CommittingSink } from '../aws/multipart
 import { redactText } from '../aws/redact.js';
 import { ObjectNotFound, openObjectStream, putJson, type OpenedObject, type StoredObject } from '../aws/s3-streams.js';
 import { readHistory } from './load-history.js';
-import { MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from '../core/lake/load-manifest.js';
+import { LOAD_LOG_MESSAGE, MANIFEST_VERSION, type LoadManifest, type SourceRef, type StoredRef } from '../core/lake/load-manifest.js';
 import { rawObjectState } from './raw-state.js';
 import { readTableInPlace } from './table-in-place.js';
 
@@ -212,7 +212,7 @@ function startParse(object: RawObjectRef, deps: ParseDeps, runId: string, parts:
   const window = windowAt(parts.start, parseWindowSize(report.window));
   const keys = keysFor(report.id, window, parts.format);
   const label = `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}`;
-  const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, window: label, sourceKey: object.key } });
+  const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, connection: report.connection, window: label, sourceKey: object.key } });
   const dims = { report: report.id, connection: report.connection, environment: deps.environment };
   const startedAt = now();
   const t0 = performance.now();
@@ -253,7 +253,7 @@ async function keepPdf(run: ParseRun, raw: ReturnType<typeof digesting>): Promis
   await writeManifest(run, manifest);
   // Stored is all a PDF report gets: the window arrived, so the freshness alarm must hear of it.
   if (deps.metrics) recordLoadCompleted(deps.metrics, run.dims);
-  logger.info('PDF report kept in the raw bucket; it is not parsed', { manifestKey: run.keys.manifest, ...run.source });
+  logger.info(LOAD_LOG_MESSAGE['not-parsed'], { manifestKey: run.keys.manifest, ...run.source });
   return resultOf(run, manifest);
 }
 
@@ -363,7 +363,7 @@ async function recordLoaded(run: ParseRun, conversion: Manifest, { manifest, che
     recordLoadCompleted(deps.metrics, dims);
     recordQuality(deps.metrics, dims, { findings: findings.length, duplicateKeys: conversion.tally?.duplicateKeys });
   }
-  logger.info('Report loaded', { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
+  logger.info(LOAD_LOG_MESSAGE.loaded, { manifestKey: keys.manifest, rows: manifest.rows, table: manifest.table, loadLagSeconds });
   // One line per flagged window, naming it (persistent keys report and window): the dashboard lists these.
   if (findings.length) logger.warn(FINDING_LOG_MESSAGE, { finding: findings.join('; '), manifestKey: keys.manifest });
   return resultOf(run, manifest);

@@ -4,6 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { LOAD_LOG_MESSAGE } from '../../functions/core/lake/load-manifest.js';
 import { FINDING_LOG_MESSAGE } from '../../functions/core/quality/checks.js';
 import { connectionScopes, reportsByConnection, type ConnectionScope } from './dashboard/connection-scopes.js';
 import { conditionBudget, HAS_CONNECTION_DIMENSION } from './dashboard/insights.js';
@@ -74,6 +75,7 @@ export class PipelineDashboard extends Construct {
       ...worstReportsRows(context),
       [heading('## Reports of the connection chosen in the `connection` drop-down above, one line each')],
       ...chosenConnectionRows(context),
+      [this.newestLoads(props.parseLogGroup)],
       [this.findings(props.parseLogGroup)],
       ...this.queues(props),
     ];
@@ -108,8 +110,35 @@ export class PipelineDashboard extends Construct {
         graph('Fetch outcomes, every report (windows: Success and each error code)', [fetchOutcomesSearch(env, PERIOD)]),
         graph('Rows written and bytes fetched, every report', [total(MetricName.RowsWritten, cloudwatch.Stats.SUM, 'rows written')], [total(MetricName.FetchBytes, cloudwatch.Stats.SUM, 'bytes')]),
       ],
-      [graph('Load lag, every report (s, window end to Parquet, max)', [total(MetricName.LoadLagSeconds, cloudwatch.Stats.MAXIMUM, 'max lag (s)')])],
+      [
+        graph('Loads completed, every report (windows, CSV or PDF)', [total(MetricName.LoadsCompleted, cloudwatch.Stats.SUM, 'loads')]),
+        graph('Load lag, every report (s, window end to Parquet, max)', [total(MetricName.LoadLagSeconds, cloudwatch.Stats.MAXIMUM, 'max lag (s)')]),
+      ],
     ];
+  }
+
+  /**
+   * Every report that loaded in the dashboard's range, with its newest load, from the parse log: no metric per report
+   * is written while it is healthy (functions/aws/metrics.ts), and a log query costs only when someone looks. The
+   * freshness check reads the manifests instead; this table is for reading, not alarming.
+   */
+  private newestLoads(parseLogGroup: logs.ILogGroup): cloudwatch.IWidget {
+    const messages = Object.values(LOAD_LOG_MESSAGE).map((m) => `"${m}"`).join(', ');
+    return new cloudwatch.LogQueryWidget({
+      title: 'Newest load of each report, by connection (parse log; a report missing here loaded nothing in the range)',
+      logGroupNames: [parseLogGroup.logGroupName],
+      view: cloudwatch.LogQueryVisualizationType.TABLE,
+      queryLines: [
+        'fields @timestamp, connection, report, window',
+        `filter message in [${messages}]`,
+        'stats max(@timestamp) as newestLoad, latest(window) as newestWindow, count(*) as loads by connection, report',
+        'sort connection asc, report asc',
+        // Logs Insights' most rows: every report of a catalog within its documented size.
+        'limit 10000',
+      ],
+      width: 24,
+      height: 8,
+    });
   }
 
   private findings(parseLogGroup: logs.ILogGroup): cloudwatch.IWidget {

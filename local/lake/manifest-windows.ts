@@ -5,7 +5,7 @@ import { areaPrefix, parseCuratedKey } from '../../functions/core/lake/s3-keys.j
 import type { RecordedWindow } from '../../functions/core/lake/stale-windows.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
-import { mapWithConcurrency } from '../pipeline/backfill-runner.js';
+import { mapWithConcurrency } from '../../functions/core/concurrency.js';
 import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
 
 /**

@@ -1,6 +1,7 @@
 import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { formatLocalDateTime, parseLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
+import { mapWithConcurrency } from '../../functions/core/concurrency.js';
 
 /**
  * The scheduling of `reports backfill`, with no I/O of its own: which windows, how many at once, what
@@ -75,25 +76,6 @@ export function errorCodeOf(error: unknown): string {
   if (isPipelineError(error)) return error.code;
   if (error instanceof Error && error.name && error.name !== 'Error') return error.name;
   return 'Error';
-}
-
-/**
- * Calls `fn` on every item with at most `limit` calls in flight, starting them in order; results keep the
- * items' order. `fn` must not throw (runBackfill's wrapper turns throws into results): one rejection would
- * otherwise leave the other workers running unobserved.
- */
-export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  if (!Number.isInteger(limit) || limit < 1) throw new ConfigurationError(`concurrency must be a whole number of at least 1, not ${limit}`);
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 export interface BackfillOptions {

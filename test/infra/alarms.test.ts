@@ -182,11 +182,11 @@ describe('Dashboard', () => {
     }
     // The per-report metrics through Metrics Insights queries, with the dimensions the handlers write
     // (test/infra/dashboard.test.ts holds them to the limits).
-    for (const metric of ['FetchOutcome', 'LoadsCompleted', 'ReportStale', 'RowsRejected', 'QualityFindings', 'DuplicateKeys']) {
+    for (const metric of ['FetchOutcome', 'ReportStale', 'RowsRejected', 'QualityFindings', 'DuplicateKeys']) {
       assert.ok(body.includes(`(${metric}) FROM SCHEMA(PaynetReports, connection, environment, `), `dashboard shows ${metric} per report`);
     }
     // The per-environment ones as plain metrics: no report dimension, every report together.
-    for (const metric of ['RowsWritten', 'FetchBytes', 'LoadLagSeconds']) assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
+    for (const metric of ['LoadsCompleted', 'RowsWritten', 'FetchBytes', 'LoadLagSeconds']) assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     // Every fetch outcome by name, per environment by a search, and failures per report and outcome.
     assert.match(body, /SEARCH\('\{PaynetReports,environment,outcome,service\} MetricName=[^ ]*FetchOutcome[^ ]* environment=[^ ]*test[^ ]*', 'Sum', 3600\)/);
     assert.ok(body.includes('SELECT SUM(FetchOutcome) FROM SCHEMA(PaynetReports, connection, environment, outcome, report, service)'), 'fetch outcomes');
@@ -201,10 +201,20 @@ describe('Dashboard', () => {
     const parts = (dashboard!.Properties as Cfn).DashboardBody['Fn::Join'][1] as Cfn[];
     const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : (p.Ref ?? 'ref'))).join('')) as { widgets: Cfn[] };
     const logs = body.widgets.filter((w) => w.type === 'log');
-    assert.equal(logs.length, 1);
-    const query = logs[0]!.properties.query as string;
+    assert.equal(logs.length, 2, 'newest loads, flagged windows');
+    const query = logs[1]!.properties.query as string;
     assert.ok(query.startsWith(`SOURCE '${logicalIdOf(stack, f.parseLogGroup)}'`), query);
     assert.match(query, /fields @timestamp, report, window, finding/);
     assert.ok(query.includes(`filter message = "${FINDING_LOG_MESSAGE}"`), query);
+  });
+
+  it("lists every report's newest load by connection from the parse log, on the messages the parse logger writes for a completed load", () => {
+    const [dashboard] = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
+    const parts = (dashboard!.Properties as Cfn).DashboardBody['Fn::Join'][1] as Cfn[];
+    const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : (p.Ref ?? 'ref'))).join('')) as { widgets: Cfn[] };
+    const query = body.widgets.filter((w) => w.type === 'log')[0]!.properties.query as string;
+    assert.ok(query.startsWith(`SOURCE '${logicalIdOf(stack, f.parseLogGroup)}'`), query);
+    assert.ok(query.includes('filter message in ["Report loaded", "PDF report kept in the raw bucket; it is not parsed"]'), query);
+    assert.ok(query.includes('by connection, report'), query);
   });
 });

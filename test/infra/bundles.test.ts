@@ -348,7 +348,7 @@ describe('Lambda bundles', () => {
 
     assert.deepEqual(metricPoints(run.lines, 'RowsWritten').map((p) => p.value), [manifest.rows.written]);
     assert.deepEqual(metricPoints(run.lines, 'LoadsCompleted').map((p) => [p.value, p.dims.report, p.dims.environment, p.dims.service]), [
-      [1, 'transactions', 'test', 'paynet-reports'],
+      [1, undefined, 'test', 'paynet-reports'],
     ]);
   });
 

@@ -98,7 +98,7 @@ describe('Dashboard at scale', () => {
 
   it('reaches every report: its connection\'s line on each per-connection graph, and a drop-down entry labelled with its connection', () => {
     const perConnection = large.body.widgets.filter((w) => String(w.properties.title ?? '').endsWith(' per connection'));
-    assert.ok(perConnection.length >= 3, 'failures, loads and stale reports per connection');
+    assert.ok(perConnection.length >= 2, 'failures and stale reports per connection');
     const [variable] = large.body.variables;
     assert.equal(variable!.pattern, CHOSEN_CONNECTION);
     for (const report of large.reports) {

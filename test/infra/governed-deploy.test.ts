@@ -235,7 +235,7 @@ describe('a new environment file, as a new user writes it: static IP, boundary, 
       for (const st of pol.Properties.PolicyDocument.Statement as Cfn[]) {
         const actions: string[] = [st.Action].flat();
         if (st.Resource === '*') {
-          assert.ok(actions.every((a) => a.startsWith('xray:') || a === 'cloudwatch:GetMetricData' || (VPC_ACCESS_ACTIONS as readonly string[]).includes(a)), actions.join(','));
+          assert.ok(actions.every((a) => a.startsWith('xray:') || (VPC_ACCESS_ACTIONS as readonly string[]).includes(a)), actions.join(','));
         }
         if (actions.includes('ec2:CreateNetworkInterface')) assert.deepEqual(pol.Properties.Roles, [{ Ref: roleId }]);
       }

@@ -101,6 +101,26 @@ describe('ReportsPipelineStack', () => {
       }
     });
 
+    it("lets the freshness check list and read the curated bucket's manifests, and nothing else of it, at the schedule's own time", () => {
+      const fresh = prod.stack.freshness;
+      const curated = id(prod.stack.lake.curatedBucket);
+      const statements = policies()
+        .filter((p) => JSON.stringify(p.Roles) === JSON.stringify([{ Ref: id(fresh.function.role) }]))
+        .flatMap((p) => p.PolicyDocument.Statement as Cfn[]);
+      const s3 = statements.filter((s) => [s.Action].flat().some((a: string) => a.startsWith('s3:')));
+      assert.deepEqual(
+        s3.map((s) => [[s.Action].flat().join(','), JSON.stringify(s.Resource), JSON.stringify(s.Condition ?? null)]),
+        [
+          ['s3:GetObject,s3:GetObjectVersion', JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [curated, 'Arn'] }, '/manifests/*']] }), 'null'],
+          ['s3:ListBucket', JSON.stringify({ 'Fn::GetAtt': [curated, 'Arn'] }), JSON.stringify({ StringLike: { 's3:prefix': ['manifests/*'] } })],
+        ],
+      );
+      const fn = resourcesOf(template, 'AWS::Lambda::Function')[id(fresh.function.function)]!.Properties as Cfn;
+      assert.deepEqual(fn.Environment.Variables.CURATED_BUCKET, { Ref: curated });
+      const schedule = resourcesOf(template, 'AWS::Scheduler::Schedule')[id(fresh.schedule)]!.Properties as Cfn;
+      assert.deepEqual(JSON.parse(schedule.Target.Input), { scheduledTime: '<aws.scheduler.scheduled-time>' });
+    });
+
     it('sends failed invocations, with their error, to a dead-letter queue instead of retrying blindly', () => {
       template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: { Ref: id(fetch.function.function) },
@@ -238,12 +258,12 @@ describe('ReportsPipelineStack', () => {
       assert.ok(!keyPolicy.includes(id(prod.stack.parse.function.role)), 'the parse role is not in the credentials key policy');
     });
 
-    it('grants exact actions: no service wildcards, "*" resources only for X-Ray and the freshness check\'s metric reads', () => {
+    it('grants exact actions: no service wildcards, "*" resources only for X-Ray', () => {
       for (const p of policies()) {
         for (const s of p.PolicyDocument.Statement) {
           const actions: string[] = [s.Action].flat();
           for (const a of actions) assert.ok(!/:\*$|^\*$/.test(a), `${p.PolicyName}: ${a}`);
-          if (s.Resource === '*') assert.ok(actions.every((a) => a.startsWith('xray:') || a === 'cloudwatch:GetMetricData'), `${p.PolicyName}: ${actions.join(',')} on *`);
+          if (s.Resource === '*') assert.ok(actions.every((a) => a.startsWith('xray:')), `${p.PolicyName}: ${actions.join(',')} on *`);
         }
       }
     });

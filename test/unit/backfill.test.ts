@@ -6,10 +6,10 @@ import { InvokeCommand, LambdaClient, ResourceNotFoundException } from '@aws-sdk
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuthenticationRefused, ConfigurationError, GatewayUnavailable, SchemaDrift } from '../../functions/core/errors.js';
 import { formatLocalDate, formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
+import { mapWithConcurrency } from '../../functions/core/concurrency.js';
 import { lambdaWindowRunner } from '../../local/pipeline/backfill-lambda.js';
 import {
   backfillWindows,
-  mapWithConcurrency,
   runBackfill,
   summaryLines,
   windowLine,

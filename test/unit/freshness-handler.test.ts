@@ -1,58 +1,87 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
-import { mockClient } from 'aws-sdk-client-mock';
+import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { REPORTS_DIR_VARIABLE } from '../../functions/core/definitions/catalog-files.js';
-import { groupByLookback, lookbackHours, staleReports } from '../../functions/core/freshness/stale-reports.js';
+import { earliestLoadedWindowDate, freshSince, isCompletedLoad, lookbackHours } from '../../functions/core/freshness/stale-reports.js';
+import { bucketNames } from '../../functions/core/naming.js';
+import { manifestKey } from '../../functions/core/lake/s3-keys.js';
+import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
+import { putJson } from '../../functions/aws/s3-streams.js';
 import { handler } from '../../functions/check-freshness/handler.js';
+import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 import { captureJsonLines, dimensionSetOf, lambdaContext, metricPoints } from '../helpers/handler-harness.js';
 
 /**
- * The freshness check through its event shape (the Scheduler's, which it does not read): the catalog's reports, their
- * completed loads as CloudWatch answers (aws-sdk-client-mock), and the ReportStale lines it writes for the late ones.
+ * The freshness check through its event shape (the Scheduler's input, `scheduledTime`): the catalog's reports, their
+ * load manifests in the curated bucket of a real S3-protocol server (the local lake), and the ReportStale lines it
+ * writes for the late ones. s3rver dates each manifest when it is written, now: a check "later" is a scheduledTime ahead.
  */
 
-const cloudWatch = mockClient(CloudWatchClient);
 const saved = { ...process.env };
+const buckets = bucketNames('freshness');
+const HOUR = 3_600_000;
 let dir: string;
+let reportsDir: string;
+let lake: LocalLake;
 
 /** Three reports: the fixture's daily one, a 6-hour one, and a daily one over a second connection. */
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'freshness-'));
+  reportsDir = join(dir, 'reports');
+  await mkdir(reportsDir);
   const base = JSON.parse(await readFile(join(FIXTURE_REPORTS_DIR, 'transactions.json'), 'utf8')) as Record<string, unknown>;
-  await writeFile(join(dir, 'transactions.json'), JSON.stringify(base));
-  await writeFile(join(dir, 'hourly.json'), JSON.stringify({ ...base, id: 'hourly', window: 'PT6H' }));
-  await writeFile(join(dir, 'payouts.json'), JSON.stringify({ ...base, id: 'payouts', connection: 'payouts-eu' }));
+  await writeFile(join(reportsDir, 'transactions.json'), JSON.stringify(base));
+  await writeFile(join(reportsDir, 'hourly.json'), JSON.stringify({ ...base, id: 'hourly', window: 'PT6H' }));
+  await writeFile(join(reportsDir, 'payouts.json'), JSON.stringify({ ...base, id: 'payouts', connection: 'payouts-eu' }));
+  lake = await startLocalLake({ dir: join(dir, 'lake'), buckets });
 });
 after(async () => {
   process.env = saved;
+  await lake.close();
   await rm(dir, { recursive: true, force: true });
 });
-beforeEach(() => {
-  cloudWatch.reset();
-  process.env = { ...saved, [REPORTS_DIR_VARIABLE]: dir, PIPELINE_ENVIRONMENT: 'test', FRESHNESS_GRACE_HOURS: '6' };
+beforeEach(async () => {
+  process.env = {
+    ...saved,
+    [REPORTS_DIR_VARIABLE]: reportsDir,
+    PIPELINE_ENVIRONMENT: 'test',
+    FRESHNESS_GRACE_HOURS: '6',
+    CURATED_BUCKET: buckets.curated,
+    AWS_REGION: 'eu-central-1',
+    AWS_ENDPOINT_URL_S3: lake.endpoint,
+    AWS_ACCESS_KEY_ID: LOCAL_LAKE_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_LAKE_CREDENTIALS.secretAccessKey,
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  const listed = await lake.client.send(new ListObjectsV2Command({ Bucket: buckets.curated }));
+  const keys = (listed.Contents ?? []).map((o) => ({ Key: o.Key! }));
+  if (keys.length) await lake.client.send(new DeleteObjectsCommand({ Bucket: buckets.curated, Delete: { Objects: keys } }));
 });
 
-/** CloudWatch's answer: `loads` completed loads for each report named, none for the others. */
-function answer(loads: Record<string, number>) {
-  cloudWatch.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({
-    MetricDataResults: input.MetricDataQueries!.map((q) => {
-      const report = q.MetricStat!.Metric!.Dimensions!.find((d) => d.Name === 'report')!.Value!;
-      const n = loads[report];
-      return { Id: q.Id, Timestamps: n ? [new Date()] : [], Values: n ? [n] : [] };
-    }),
-  }));
+/** A manifest of `report`'s window starting `start` (local), with the outcome given, written now. */
+async function manifest(report: string, start: string, outcome: string, window = 'P1D') {
+  const key = manifestKey(report, windowAt(parseLocalDateTime(start), parseWindowSize(window)));
+  await putJson({ client: lake.client, bucket: buckets.curated, key, value: { version: 1, outcome } });
 }
+
+/** Today's local date in Moscow (the fixture's time zone) shifted by `days`, as the windows' dates are. */
+function moscowDate(days: number): string {
+  return new Date(Date.now() + 3 * HOUR + days * 24 * HOUR).toISOString().slice(0, 10);
+}
+
+const check = (requestId: string, hoursAhead?: number) =>
+  captureJsonLines(() => handler(hoursAhead === undefined ? {} : { scheduledTime: new Date(Date.now() + hoursAhead * HOUR).toISOString() }, lambdaContext(requestId)));
 
 describe('freshness check handler', () => {
   it('writes ReportStale for each report with no completed load within its window plus the grace, and nothing for the others', async () => {
-    answer({ transactions: 1 });
-    const run = await captureJsonLines(() => handler({}, lambdaContext('req-fresh-1')));
+    await manifest('transactions', moscowDate(-1), 'loaded');
+    await manifest('hourly', `${moscowDate(0)}T00:00`, 'failed', 'PT6H');
+    const run = await check('req-fresh-1');
     assert.equal(run.error, undefined, String(run.error));
     assert.deepEqual(run.result, {
       checked: 3,
@@ -72,46 +101,63 @@ describe('freshness check handler', () => {
     assert.match(String(warning?.message), /no completed load within their window plus the grace/);
   });
 
-  it('reads LoadsCompleted of each report, with the dimensions the parse function writes, over its window plus the grace', async () => {
-    answer({ transactions: 1, hourly: 2, payouts: 1 });
-    const before = Date.now();
-    const run = await captureJsonLines(() => handler({}, lambdaContext('req-fresh-2')));
+  it('counts a PDF kept unparsed as a completed load, and a failed attempt written after a load does not undo it', async () => {
+    await manifest('transactions', moscowDate(-1), 'not-parsed');
+    await manifest('hourly', `${moscowDate(0)}T00:00`, 'loaded', 'PT6H');
+    await manifest('hourly', `${moscowDate(0)}T06:00`, 'failed', 'PT6H');
+    await manifest('payouts', moscowDate(-2), 'loaded');
+    const run = await check('req-fresh-2');
     assert.deepEqual(run.result, { checked: 3, stale: [] });
     assert.deepEqual(metricPoints(run.lines, 'ReportStale'), [], 'all fresh: no series written');
-    const calls = cloudWatch.commandCalls(GetMetricDataCommand).map((c) => c.args[0].input);
-    // One call per look-back: 12 h for the 6-hour report, 30 h for the two daily ones.
-    assert.deepEqual(calls.map((c) => [Math.round((c.EndTime!.getTime() - c.StartTime!.getTime()) / 3_600_000), c.MetricDataQueries!.length]), [[12, 1], [30, 2]]);
-    assert.ok(calls[0]!.EndTime!.getTime() >= before);
-    const query = calls[1]!.MetricDataQueries!.map((q) => q.MetricStat!).find((q) => q.Metric!.Dimensions!.some((d) => d.Value === 'payouts'))!;
-    assert.equal(query.Metric!.MetricName, 'LoadsCompleted');
-    assert.deepEqual(Object.fromEntries(query.Metric!.Dimensions!.map((d) => [d.Name, d.Value])), {
-      service: 'paynet-reports',
-      connection: 'payouts-eu',
-      report: 'payouts',
-      environment: 'test',
-    });
-    assert.deepEqual([query.Period, query.Stat], [30 * 3600, 'Sum']);
+    assert.match(String(run.lines.find((l) => l.level === 'INFO')?.message), /Every report loaded/);
   });
 
-  it('fails with a typed error naming the variable when the grace is not set', async () => {
+  it("judges the Scheduler's scheduledTime: a load is late once its window plus the grace has passed since it was written", async () => {
+    await manifest('transactions', moscowDate(-1), 'loaded');
+    await manifest('hourly', `${moscowDate(0)}T00:00`, 'loaded', 'PT6H');
+    await manifest('payouts', moscowDate(-1), 'loaded');
+    const ids = (r: unknown) => (r as { stale: Array<{ report: string }> }).stale.map((s) => s.report);
+    assert.deepEqual(ids((await check('req-fresh-3', 11)).result), [], '11 h later: within every look-back');
+    assert.deepEqual(ids((await check('req-fresh-4', 13)).result), ['hourly'], '13 h later: past the 6-hour report\'s 12 h');
+    assert.deepEqual(ids((await check('req-fresh-5', 31)).result), ['hourly', 'payouts', 'transactions'], '31 h later: past the daily 30 h');
+  });
+
+  it('does not count a load of a window older than a scheduled run could fetch (a backfill of last year)', async () => {
+    await manifest('transactions', '2025-11-20', 'loaded');
+    const run = await check('req-fresh-6');
+    assert.ok((run.result as { stale: Array<{ report: string }> }).stale.some((s) => s.report === 'transactions'));
+  });
+
+  it('fails with a typed error naming the variable when the grace is not set, or the scheduled time is not a time', async () => {
     delete process.env.FRESHNESS_GRACE_HOURS;
-    const run = await captureJsonLines(() => handler({}, lambdaContext('req-fresh-3')));
+    const run = await check('req-fresh-7');
     assert.equal((run.error as { code?: string }).code, 'ConfigurationError');
     assert.match(String(run.error), /FRESHNESS_GRACE_HOURS/);
+    process.env.FRESHNESS_GRACE_HOURS = '6';
+    const bad = await captureJsonLines(() => handler({ scheduledTime: 'yesterday' }, lambdaContext('req-fresh-8')));
+    assert.equal((bad.error as { code?: string }).code, 'ConfigurationError');
+    assert.match(String(bad.error), /scheduledTime is "yesterday"/);
   });
 });
 
 describe('stale reports', () => {
-  it('looks back the window plus the grace, groups reports by look-back, and calls late those without a completed load', () => {
+  it('looks back the window plus the grace', () => {
     assert.equal(lookbackHours('P1D', 6), 30);
     assert.equal(lookbackHours('PT1H', 2), 3);
-    assert.equal(lookbackHours('P7D', 48), 216, 'no seven-day cap: the check reads metrics, not an alarm period');
-    const reports = [
-      { id: 'a', connection: 'x', window: 'P1D' },
-      { id: 'b', connection: 'x', window: 'PT6H' },
-      { id: 'c', connection: 'y', window: 'P1D' },
-    ];
-    assert.deepEqual(groupByLookback(reports, 6).map((g) => [g.hours, g.reports.map((r) => r.id)]), [[12, ['b']], [30, ['a', 'c']]]);
-    assert.deepEqual(staleReports(reports, new Map([['a', 1], ['b', 0]])).map((r) => r.id), ['b', 'c']);
+    assert.equal(lookbackHours('P7D', 48), 216, 'no seven-day cap: the check reads manifests, not an alarm period');
+    const report = { id: 'a', connection: 'x', window: 'PT6H', lookback: 0, timeZone: 'UTC' };
+    assert.equal(freshSince(report, 2, new Date('2026-11-20T12:00:00Z')).toISOString(), '2026-11-20T04:00:00.000Z');
+  });
+
+  it("lists from the earliest window a load since then can have: its look-back windows, a day's slack, the report's own date", () => {
+    const since = new Date('2026-11-20T03:00:00Z');
+    const hourly = { id: 'a', connection: 'x', window: 'PT1H', lookback: 0, timeZone: 'UTC' };
+    assert.equal(earliestLoadedWindowDate(hourly, since), '2026-11-19', '3:00 less an hour and a day');
+    assert.equal(earliestLoadedWindowDate({ ...hourly, timeZone: 'America/Los_Angeles' }, since), '2026-11-18', '18:00 on the 18th in Los Angeles');
+    assert.equal(earliestLoadedWindowDate({ ...hourly, window: 'P1D', lookback: 2, timeZone: 'Europe/Moscow' }, since), '2026-11-16', 'three days and a day back');
+  });
+
+  it('calls a load completed when it converted a CSV or kept a PDF, never when it failed', () => {
+    assert.deepEqual((['loaded', 'not-parsed', 'failed', undefined] as const).map(isCompletedLoad), [true, true, false, false]);
   });
 });

@@ -131,13 +131,15 @@ describe('parse-report handler', () => {
     assert.deepEqual(metricPoints(run.lines, 'RowsWritten').map((p) => [p.value, p.dims.report, p.dims.environment, p.dims.service]), [
       [ROWS, undefined, 'test', 'paynet-reports'],
     ]);
-    assert.deepEqual(metricPoints(run.lines, 'LoadsCompleted').map((p) => [p.value, p.dims.report, p.dims.connection]), [[1, 'transactions', 'default']]);
+    assert.deepEqual(metricPoints(run.lines, 'LoadsCompleted').map((p) => [p.value, p.dims.report, p.dims.connection, p.dims.environment]), [[1, undefined, undefined, 'test']]);
     assert.deepEqual(metricPoints(run.lines, 'RowsRejected'), [], 'no rejected rows: no series');
     assert.equal(metricPoints(run.lines, 'LoadLagSeconds')[0]?.value, m.loadLagSeconds);
     const loaded = run.lines.find((l) => l.message === 'Report loaded');
     assert.equal(loaded?.runId, 'req-parse-1');
     assert.equal(loaded?.window, '2026-11-20T00:00:00/2026-11-21T00:00:00');
     assert.equal(loaded?.sourceKey, raw.key);
+    // The dashboard's newest-load table groups these lines by both (lib/constructs/dashboard.ts).
+    assert.deepEqual([loaded?.report, loaded?.connection], ['transactions', 'default']);
   });
 
   it('a batch with one bad message reports only that message; a PDF gets a manifest; keys outside raw/ are ignored', async () => {

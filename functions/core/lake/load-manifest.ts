@@ -25,6 +25,15 @@ export const MANIFEST_VERSION = 1;
 
 export type LoadOutcome = 'loaded' | 'failed' | 'not-parsed';
 
+/**
+ * The parse log's line for each completed load: the dashboard's table of each report's newest load
+ * (lib/constructs/dashboard.ts) filters on these, so a reworded line cannot empty it unnoticed.
+ */
+export const LOAD_LOG_MESSAGE = {
+  loaded: 'Report loaded',
+  'not-parsed': 'PDF report kept in the raw bucket; it is not parsed',
+} as const satisfies Partial<Record<LoadOutcome, string>>;
+
 export interface StoredRef {
   bucket: string;
   key: string;

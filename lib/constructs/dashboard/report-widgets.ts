@@ -31,12 +31,12 @@ interface Measure {
 }
 
 /**
- * Only the metrics written per report (functions/aws/metrics.ts): rows written, bytes fetched and load lag are per
- * environment (dashboard.ts draws them there), so that a healthy report keeps one series alive, not nine.
+ * Only the metrics written per report (functions/aws/metrics.ts): loads, rows written, bytes fetched and load lag are
+ * per environment (dashboard.ts draws them there, and each report's newest load from the parse log), so that a
+ * healthy report keeps no series alive.
  */
 const MEASURES: readonly Measure[] = [
   { title: 'Failed fetches (windows, every error code)', metric: MetricName.FetchOutcome, fn: 'SUM', where: [FAILED_FETCH], perConnection: true },
-  { title: 'Loads completed (windows, CSV or PDF)', metric: MetricName.LoadsCompleted, fn: 'SUM', perConnection: true },
   { title: 'Stale reports (no load within window + grace; freshness check)', metric: MetricName.ReportStale, fn: 'MAX', perConnection: true },
   { title: 'Rows rejected', metric: MetricName.RowsRejected, fn: 'SUM' },
   { title: 'Data check findings (windows flagged: volume, sum, repeated keys)', metric: MetricName.QualityFindings, fn: 'SUM' },
