@@ -114,6 +114,8 @@ program
   .option('--encoding <name>', 'the file encoding (UTF-8, windows-1251, …)')
   .option('--delimiter <char>', 'the field delimiter; default: detected from the header line')
   .option('--id <id>', 'the report id (lower snake_case); default: from the file name')
+  .option('--out <file>', 'write the definition to this file (e.g. config/reports/<id>.json) instead of stdout; nothing is written if it fails')
+  .option('--force', 'with --out: replace the file if it exists')
   .action(async (file: string, opts) => {
     const { runInferSchemaCommand } = await import('../local/cli/infer-schema.js');
     await runInferSchemaCommand(file, opts);

@@ -1,10 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { openLakeDatabase, QueryFailed } from '../duckdb/duckdb.js';
 import { selectReports } from '../args/report-selection.js';
+import { readUserFile } from '../args/user-file.js';
 import { streamJsonLines, streamTable } from '../duckdb/result-table.js';
 import { refuseSavedQueriesTrinoCannotParse } from './saved-query-check.js';
 
@@ -77,7 +77,7 @@ async function refuseSavedQueryAthenaCannotParse(file: string, text: string): Pr
 /** Runs the command; returns the exit code (1 when DuckDB refused the SQL) instead of exiting, for tests. */
 export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCommandOptions, io: QueryOutput = stdio()): Promise<number> {
   if (sqlArg && opts.file) throw new ConfigurationError('Give the SQL either as an argument or with --file, not both.');
-  const sql = opts.file ? await readFile(opts.file, 'utf8') : sqlArg;
+  const sql = opts.file ? await readUserFile(opts.file, '--file') : sqlArg;
   if (!sql?.trim() && !opts.list) {
     throw new ConfigurationError('No SQL: pass it as an argument (npm run query -- "SELECT …"), with --file, or use --list.');
   }

@@ -74,6 +74,19 @@ describe('errors before work', () => {
     assert.ok(existsSync(join(lake, 'paynet-reports-local-raw')), 'the lake thread had started (it creates the buckets)');
   });
 
+  it('query --file that is not there: one line naming the flag and the path, no ENOENT stack', async () => {
+    const missing = join(dir, 'daily.sql');
+    await assert.rejects(
+      runQueryCommand(undefined, { lake: join(dir, 'lake'), file: missing }, { out: () => undefined, err: () => undefined }),
+      (e: unknown) => e instanceof ConfigurationError && /^--file .*daily\.sql: cannot read it: there is no such file/.test(e.message),
+    );
+    const { code, stdout, stderr } = await cli(['query', '--lake', join(dir, 'lake'), '--file', missing]);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(oneLine(stderr).length, 1, stderr);
+    assert.match(stderr, /^ConfigurationError: --file .*daily\.sql: cannot read it: there is no such file \(paths are relative to /);
+  });
+
   it('a secret file names the missing or misspelled field, before anything starts', async () => {
     const secret = join(dir, 'secret.json');
     await writeFile(secret, JSON.stringify({ login: 'merchant', controlkey: 'k' }));

@@ -134,8 +134,40 @@ describe('inferReportDefinition on a windows-1251 sample', () => {
     assert.doesNotThrow(() => parseReportDefinition(filled(r), 'x.json'));
   });
 
-  it('read as UTF-8 (the default), says to pass windows-1251', async () => {
-    await assert.rejects(inferReportDefinition(fixture('windows-1251.csv')), (e: unknown) => e instanceof ConfigurationError && /windows-1251/.test(e.message));
+  it('given no encoding, detects windows-1251 and says so in a note', async () => {
+    const given = await inferReportDefinition(fixture('windows-1251.csv'), { encoding: 'windows-1251' });
+    const detected = await inferReportDefinition(fixture('windows-1251.csv'));
+    assert.equal(detected.definition.encoding, 'windows-1251');
+    assert.deepEqual(detected.definition.columns, given.definition.columns);
+    assert.match(detected.notes.join('\n'), /not UTF-8 and reads as Cyrillic in windows-1251/);
+  });
+
+  it('detects it in a header and one row: "Сумма";"Дата" as windows-1251 bytes', async () => {
+    // The bytes written out, so the expectation does not come from the decoder under test: С у м м а, Д а т а.
+    const bytes = Buffer.concat([
+      Buffer.from('"'), Buffer.from([0xd1, 0xf3, 0xec, 0xec, 0xe0]), Buffer.from('";"'), Buffer.from([0xc4, 0xe0, 0xf2, 0xe0]),
+      Buffer.from('"\n10.50;01.02.2026\n'),
+    ]);
+    const r = await inferReportDefinition(bytes);
+    assert.equal(r.definition.encoding, 'windows-1251');
+    assert.deepEqual(r.definition.columns.map((c) => c.header), ['Сумма', 'Дата']);
+  });
+
+  it('--encoding UTF-8 on it names the flag to pass, exactly', async () => {
+    await assert.rejects(
+      inferReportDefinition(fixture('windows-1251.csv'), { encoding: 'UTF-8' }),
+      (e: unknown) => e instanceof ConfigurationError && /reads as Cyrillic in windows-1251: pass --encoding windows-1251\.$/.test(e.message),
+    );
+  });
+
+  it('a Latin-1 sample is not taken for windows-1251: the message asks for its encoding', async () => {
+    // "Société" in windows-1252 / Latin-1: é is 0xE9, which windows-1251 reads as й inside a Latin word.
+    const bytes = Buffer.concat([Buffer.from('Soci'), Buffer.from([0xe9]), Buffer.from('t'), Buffer.from([0xe9]), Buffer.from(';Montant\nACME;10\n')]);
+    await assert.rejects(
+      inferReportDefinition(bytes),
+      (e: unknown) => e instanceof ConfigurationError && /not valid UTF-8, nor Cyrillic in windows-1251: pass its encoding, e\.g\. --encoding windows-1252/.test(e.message),
+    );
+    assert.deepEqual((await inferReportDefinition(bytes, { encoding: 'windows-1252' })).definition.columns.map((c) => c.header), ['Société', 'Montant']);
   });
 
   it('refuses an encoding it cannot decode', async () => {

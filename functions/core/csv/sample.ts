@@ -1,6 +1,7 @@
 import { CsvError, parse } from 'csv-parse/sync';
 import iconv from 'iconv-lite';
 import { ConfigurationError } from '../errors.js';
+import { readsAsWindows1251 } from './sample-encoding.js';
 
 /**
  * Reading a sample CSV for schema inference: bytes in, header and rows as text out. The encoding is a
@@ -59,17 +60,34 @@ async function readBytes(input: CsvInput, maxBytes: number): Promise<{ bytes: Bu
 /** iconv-lite's own normalisation, so "utf8", "UTF-8" and "utf-8" are one encoding. */
 const isUtf8 = (encoding: string) => encoding.toLowerCase().replace(/[^a-z0-9]/g, '') === 'utf8';
 
-function decode(bytes: Buffer, encoding: string, truncated: boolean): string {
-  if (!isUtf8(encoding)) return iconv.decode(bytes, encoding, { stripBOM: false });
+const utf8 = (bytes: Buffer, truncated: boolean): string | undefined => {
   try {
     // Fatal, because a windows-1251 file read as UTF-8 gives U+FFFD names instead of an error;
     // `stream` keeps a character cut in half by maxBytes from counting as invalid.
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: truncated });
   } catch {
-    throw new ConfigurationError(
-      'The sample is not valid UTF-8. If it comes from a Windows system it is probably windows-1251: pass that encoding.',
-    );
+    return undefined;
   }
+};
+
+/**
+ * The sample as text, and the encoding it was read with. Given none, UTF-8, or windows-1251 when the bytes are not
+ * UTF-8 and read as Cyrillic there (sample-encoding.ts); anything else is refused naming the flag to pass.
+ */
+function decode(bytes: Buffer, given: string | undefined, truncated: boolean, notes: string[]): { text: string; encoding: string } {
+  if (given !== undefined && !isUtf8(given)) return { text: iconv.decode(bytes, given, { stripBOM: false }), encoding: given };
+  const text = utf8(bytes, truncated);
+  if (text !== undefined) return { text, encoding: given ?? 'UTF-8' };
+  const cyrillic = readsAsWindows1251(bytes);
+  if (given === undefined && cyrillic) {
+    notes.push('The sample is not UTF-8 and reads as Cyrillic in windows-1251: the definition says windows-1251 (--encoding overrides it).');
+    return { text: iconv.decode(bytes, 'windows-1251', { stripBOM: false }), encoding: 'windows-1251' };
+  }
+  throw new ConfigurationError(
+    cyrillic
+      ? `The sample is not valid UTF-8, and reads as Cyrillic in windows-1251: pass --encoding windows-1251.`
+      : 'The sample is not valid UTF-8, nor Cyrillic in windows-1251: pass its encoding, e.g. --encoding windows-1252 (any name iconv-lite knows).',
+  );
 }
 
 /** Indexes of the line breaks that end a record: a break inside double quotes is part of a value (RFC 4180). */
@@ -108,8 +126,8 @@ export async function readCsvSample(input: CsvInput, options: CsvSampleOptions =
   let bytes = read.bytes;
   const { truncated } = read;
 
-  let encoding = options.encoding ?? 'UTF-8';
-  if (!iconv.encodingExists(encoding)) {
+  let encoding = options.encoding;
+  if (encoding !== undefined && !iconv.encodingExists(encoding)) {
     throw new ConfigurationError(`"${encoding}" is not an encoding this pipeline can decode; use for example "UTF-8" or "windows-1251".`);
   }
   if (bytes[0] === 0xff && bytes[1] === 0xfe) throw new ConfigurationError('The sample is UTF-16 (it starts with a UTF-16 byte-order mark); the pipeline reads UTF-8 or single-byte encodings.');
@@ -117,11 +135,13 @@ export async function readCsvSample(input: CsvInput, options: CsvSampleOptions =
   const bom = UTF8_BOM.every((b, i) => bytes[i] === b);
   if (bom) {
     bytes = bytes.subarray(3);
-    if (!isUtf8(encoding)) notes.push(`The sample starts with a UTF-8 byte-order mark: read as UTF-8, not ${encoding}.`);
+    if (encoding !== undefined && !isUtf8(encoding)) notes.push(`The sample starts with a UTF-8 byte-order mark: read as UTF-8, not ${encoding}.`);
     encoding = 'UTF-8';
   }
 
-  let text = decode(bytes, encoding, truncated);
+  const decoded = decode(bytes, encoding, truncated, notes);
+  let text = decoded.text;
+  encoding = decoded.encoding;
   if (truncated) {
     const ends = recordEnds(text, false);
     const last = ends.at(-1);
