@@ -43,7 +43,8 @@ function errorOf(raw: unknown, file = FILE): string {
 /** Asserts the message names the file, the report and `path: message`. */
 function assertNames(message: string, path: string, fragment: string) {
   assert.ok(message.startsWith(`${FILE}: report "transactions" is invalid:`), message);
-  const line = message.split('\n').find((l) => l.trim().startsWith(`${path}:`));
+  // A column's field is said with its name first: `column "amount" (columns[4].type): …`.
+  const line = message.split('\n').find((l) => l.trim().startsWith(`${path}:`) || new RegExp(`^column "[^"]+" \\(${path.replace(/[.[\]]/g, '\\$&')}\\):`).test(l.trim()));
   assert.ok(line, `no line for ${path} in:\n${message}`);
   assert.ok(line.includes(fragment), `line "${line}" lacks "${fragment}"`);
 }
@@ -97,6 +98,13 @@ describe('the fixture catalog (test/fixtures/reports/)', () => {
 describe('definition errors name the file, the report and the field', () => {
   it('a bad column type', () => {
     assertNames(errorOf(shipped((d) => (d.columns[4].type = 'money'))), 'columns[4].type', 'must be string, bigint, decimal(p,s), timestamp, date or boolean');
+  });
+
+  it('a column type names the column and, when only its case is wrong, the lower-case spelling', () => {
+    const upper = errorOf(shipped((d) => (d.columns[4].type = 'DECIMAL(18,2)')));
+    assert.ok(upper.split('\n').includes('  column "amount" (columns[4].type): "DECIMAL(18,2)": types are written in lower case: "decimal(18,2)"'), upper);
+    const dialect = errorOf(shipped((d) => (d.columns[0].type = 'varchar')));
+    assert.match(dialect, /\n {2}column "merchant_name" \(columns\[0\]\.type\): "varchar": must be string, .* \(lower case\); for "varchar" write string$/m);
   });
 
   it('a missing reportIdentifier', () => {

@@ -98,6 +98,22 @@ const list = (words: readonly string[], last: 'or' | 'and') => (words.length > 1
 const or = (words: readonly string[]) => list(words, 'or');
 const and = (words: readonly string[]) => list(words, 'and');
 
+/** What other SQL dialects call a type this definition spells otherwise: the word a newcomer tries first. */
+const SPELLED_HERE: Record<string, string> = {
+  int: 'bigint', integer: 'bigint', long: 'bigint', smallint: 'bigint', tinyint: 'bigint', number: 'bigint or decimal(p,s)',
+  numeric: 'decimal(p,s)', money: 'decimal(18,2)', float: 'decimal(p,s) (money is never a float)', double: 'decimal(p,s) (money is never a float)',
+  real: 'decimal(p,s) (money is never a float)', varchar: 'string', text: 'string', char: 'string', bool: 'boolean', datetime: 'timestamp',
+};
+
+/** The type message: the case rule when only the case is wrong, the usual spelling of another dialect's word. */
+function typeProblem(type: string): string {
+  const lower = type.trim().toLowerCase();
+  if (TYPE_SPELLING.test(lower)) return `${JSON.stringify(type)}: types are written in lower case: ${JSON.stringify(lower)}`;
+  const word = lower.replace(/\(.*$/, '');
+  const instead = Object.hasOwn(SPELLED_HERE, word) ? `; for ${JSON.stringify(type)} write ${SPELLED_HERE[word]}` : '';
+  return `${JSON.stringify(type)}: must be ${or(typesWritten)} (lower case)${instead}`;
+}
+
 /**
  * A boolean column's tokens (`values`), compared without regard to case. Without it a boolean column reads
  * BOOLEAN_TOKENS (value-parsers.ts): true/false, 1/0, yes/no.
@@ -125,7 +141,7 @@ export const columnSchema = z
     name: athenaName.describe('The Athena/Parquet column name'),
     type: z
       .string()
-      .regex(TYPE_SPELLING, `must be ${or(typesWritten)}`)
+      .regex(TYPE_SPELLING, { error: (issue) => typeProblem(String(issue.input)) })
       // examples feed editor completion through the generated JSON Schema.
       .meta({
         description: typesWritten.join(' | '),
@@ -414,14 +430,27 @@ export type ColumnDefinition = z.output<typeof columnSchema>;
 /** A definition as written in a config file: defaults may be left out. */
 export type ReportDefinitionInput = z.input<typeof reportDefinitionSchema>;
 
+/**
+ * A column's field said with the column's name, which the user looks for, before its index, which an editor's JSON
+ * path shows: `column "amount" (columns[6].type)`. Undefined when the path is not inside a column.
+ */
+function withColumnName(raw: unknown, path: readonly PropertyKey[]): string | undefined {
+  const [first, index, ...rest] = path;
+  if (first !== 'columns' || typeof index !== 'number') return undefined;
+  const column = (raw as { columns?: unknown[] } | null)?.columns?.[index] as { name?: unknown; header?: unknown } | undefined;
+  const name = typeof column?.name === 'string' ? column.name : typeof column?.header === 'string' ? column.header : undefined;
+  const json = `columns[${index}]${rest.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`;
+  return name === undefined ? json : `column ${JSON.stringify(name)} (${json})`;
+}
+
 /** Validates a parsed definition; the error names the file, the report and every bad field. */
 export function parseReportDefinition(raw: unknown, file: string): ReportDefinition {
   const parsed = reportDefinitionSchema.safeParse(raw);
   const id = (raw as { id?: unknown } | null)?.id;
   const report = typeof id === 'string' ? `report "${id}"` : 'report (no id)';
   if (!parsed.success) {
-    const pathOf = (i: z.core.$ZodIssue) =>
-      i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)';
+    const pathOf = (i: z.core.$ZodIssue) => withColumnName(raw, i.path) ??
+      (i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(root)');
     const isFillMe = (i: z.core.$ZodIssue) => i.code === 'custom' && i.params?.fillMe === true;
     // "REPLACE_ME is not an IANA time zone" beside "still the placeholder" says the same thing twice.
     const placeholders = new Set(parsed.error.issues.filter(isFillMe).map(pathOf));
