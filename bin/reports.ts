@@ -14,6 +14,11 @@ import { collect } from '../local/args/report-selection.js';
 import { FAULTS, FAULT_MODES } from '../local/simulator/faults.js';
 import { TEST_ACCOUNT_FILE_NAMES } from '../local/simulator/test-accounts.js';
 
+// The AWS SDK warns on every command under Node < 22 that its releases after January 2027 will need 22. The README
+// supports Node 20.19 and package.json pins the SDK, so the warning names nothing the user can act on (the Lambda
+// functions run Node 24). AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED is the SDK's own switch; set, it wins.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const program = new Command('reports')
   .description('Pull transaction reports from a PaynetEasy-style gateway into Parquet, locally or on AWS.')
   .showHelpAfterError();

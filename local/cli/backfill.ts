@@ -2,6 +2,7 @@ import { showPath as show } from '../../functions/core/shown-path.js';
 import { showCount as count, showKib as kib } from '../args/display.js';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
+import { requireAwsAccess } from '../args/aws-access.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
@@ -196,6 +197,7 @@ const planOf = (report: ReportDefinition, windows: readonly ReportWindow[], conc
 async function backfillDeployed(state: BackfillState, planned: ReturnType<typeof plannedReports>, opts: BackfillCommandOptions, print: (line: string) => void) {
   const boundOf = deployedBounds(opts.environment);
   const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
+  await requireAwsAccess(client, '--region');
   const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
   try {
     for (const { report, windows } of planned) {

@@ -3,6 +3,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { stackName } from '../../functions/core/naming.js';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
+import { requireAwsAccess } from '../args/aws-access.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
@@ -75,6 +76,7 @@ async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefin
   const region = opts.region ?? config.region;
   const clientConfig = { ...(region ? { region } : {}), maxAttempts: MAX_ATTEMPTS };
   const c = clients ?? { cloudFormation: new CloudFormationClient(clientConfig), lambda: new LambdaClient(clientConfig), s3: new S3Client(clientConfig) };
+  if (!clients) await requireAwsAccess(c.cloudFormation, `--region, or set "region" in config/environments/${config.name}.json`);
   const name = stackName(config.name);
   let stack;
   try {

@@ -1,5 +1,6 @@
 import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { requireAwsAccess } from '../args/aws-access.js';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
@@ -556,6 +557,8 @@ export async function runStatusCommand(opts: { environment: string; region?: str
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };
   const catalog = loadCatalog();
+  const cloudFormation = new CloudFormationClient(clientConfig);
+  await requireAwsAccess(cloudFormation, `--region, or set "region" in config/environments/${config.name}.json`);
   const items = await collectStatus({
     environment: config.name,
     reports: catalog.reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),
@@ -563,7 +566,7 @@ export async function runStatusCommand(opts: { environment: string; region?: str
     connections: config.connections.map((c) => ({ name: c.name, secretName: c.secret.name, reports: catalog.reportsOver(c.name).map((r) => r.id) })),
     freshnessGraceHours: config.freshnessGraceHours,
     clients: {
-      cloudFormation: new CloudFormationClient(clientConfig),
+      cloudFormation,
       secrets: new SecretsManagerClient(clientConfig),
       sns: new SNSClient(clientConfig),
       scheduler: new SchedulerClient(clientConfig),

@@ -147,3 +147,46 @@ describe('errors before work', () => {
     }
   });
 });
+
+describe('AWS commands without a region or credentials', () => {
+  let home: string;
+  before(async () => (home = await mkdtemp(join(tmpdir(), 'no-aws-home-'))));
+  after(async () => rm(home, { recursive: true, force: true }));
+
+  /** `reports <args>` on a machine with no AWS set-up: no AWS_* variables, an empty home (no ~/.aws), no instance metadata. */
+  async function bare(args: string[], extra: Record<string, string> = {}) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') || k === 'AWS_CA_BUNDLE'));
+    return promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/reports.ts', ...args], {
+      env: { ...env, HOME: home, AWS_EC2_METADATA_DISABLED: 'true', ...extra },
+    }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    );
+  }
+
+  it('status with no region says so, in one line, with no SDK warning about the Node version', async () => {
+    const { code, stdout, stderr } = await bare(['status', '--environment', 'integration']);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(
+      stderr,
+      'ConfigurationError: No AWS region: pass --region, or set "region" in config/environments/integration.json, or set AWS_REGION ' +
+        "(or a profile's region, with AWS_PROFILE). Nothing was called.\n",
+    );
+  });
+
+  it('status and backfill --deployed with a region but no credentials say that, not a missing permission', async () => {
+    const status = await bare(['status', '--environment', 'integration'], { AWS_REGION: 'eu-central-1' });
+    assert.equal(status.code, 1);
+    assert.equal(status.stderr.trim().split('\n').length, 1, status.stderr);
+    assert.match(status.stderr, /^ConfigurationError: No AWS credentials: sign in first, e\.g\. aws sso login --profile NAME .*Nothing was called \(region eu-central-1\)\.$/m);
+    assert.doesNotMatch(status.stderr, /cloudformation:DescribeStacks|permission/);
+    const backfill = await bare(
+      ['backfill', '--deployed', '--function-name', 'fetch', '--report', 'transactions', '--from', '2026-11-01', '--to', '2026-11-02'],
+      { AWS_REGION: 'eu-central-1', AWS_PROFILE: 'ops' },
+    );
+    assert.equal(backfill.code, 1);
+    assert.match(backfill.stderr, /^ConfigurationError: No AWS credentials for the profile "ops" \(AWS_PROFILE\): sign in first/m);
+    assert.doesNotMatch(backfill.stderr, /NodeVersionSupportWarning/);
+  });
+});
