@@ -139,7 +139,7 @@ function plannedReports(catalog: ReportCatalog, opts: ReparseCommandOptions, pri
   for (const report of selected) {
     try {
       refusePdf(report);
-      planned.push({ report, windows: backfillWindows(report, opts.from, opts.to) });
+      planned.push({ report, windows: backfillWindows(report, opts.from, opts.to, 'reparse') });
     } catch (e) {
       // A report someone named must reparse; among every report, one with nothing to rebuild is only noted.
       if (asked.length || selected.length === 1 || !(e instanceof ConfigurationError)) throw e;

@@ -1,6 +1,7 @@
 import { ConfigurationError, isPipelineError, RUN_STOPPING_CODES } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { formatLocalDateTime, parseLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
+import { formatLocalDateTime, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
+import { flagDateTime } from '../args/windows.js';
 import { mapWithConcurrency } from '../../functions/core/concurrency.js';
 
 /**
@@ -61,11 +62,16 @@ export const STOP_CODES: ReadonlySet<string> = new Set([
  * The windows of a backfill or a reparse (both bounds required): each one starting in [from, to), oldest first. An
  * empty range is a mistake, not a no-op.
  */
-export function backfillWindows(report: Pick<ReportDefinition, 'id' | 'window'>, from: string, to: string): ReportWindow[] {
-  const windows = windowsStartingIn(report, { from: parseLocalDateTime(from), to: parseLocalDateTime(to) });
+export function backfillWindows(
+  report: Pick<ReportDefinition, 'id' | 'window'>,
+  from: string,
+  to: string,
+  command: 'backfill' | 'reparse' = 'backfill',
+): ReportWindow[] {
+  const windows = windowsStartingIn(report, { from: flagDateTime('--from', from), to: flagDateTime('--to', to) });
   if (windows.length === 0) {
     throw new ConfigurationError(
-      `Backfill of report "${report.id}": [${from}, ${to}) holds no ${report.window} window: --from must be before --to (--to is exclusive).`,
+      `reports ${command} --report ${report.id}: [${from}, ${to}) holds no ${report.window} window: --from must be before --to (--to is exclusive).`,
     );
   }
   return windows;

@@ -36,7 +36,16 @@ describe('backfillWindows', () => {
   it('refuses an empty or reversed range and a non-date, naming the problem', () => {
     assert.throws(() => backfillWindows(daily, '2026-11-04', '2026-11-04'), (e: unknown) => e instanceof ConfigurationError && /--from must be before --to/.test(e.message));
     assert.throws(() => backfillWindows(daily, '2026-11-05', '2026-11-01'), ConfigurationError);
-    assert.throws(() => backfillWindows(daily, 'yesterday', '2026-11-01'), ConfigurationError);
+    // A reparse's mistake is the reparse's: the message names that command, never "Backfill".
+    assert.throws(
+      () => backfillWindows(daily, '2026-11-05', '2026-11-01', 'reparse'),
+      (e: unknown) => e instanceof ConfigurationError && e.message.startsWith(`reports reparse --report ${daily.id}: [2026-11-05, 2026-11-01) holds no P1D window`),
+    );
+    // The form backfill --help gives (bin/reports.ts), with the flag to fix.
+    assert.throws(
+      () => backfillWindows(daily, 'yesterday', '2026-11-01'),
+      (e: unknown) => e instanceof ConfigurationError && e.message === '--from "yesterday" is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:mm).',
+    );
   });
 });
 
