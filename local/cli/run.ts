@@ -7,6 +7,7 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
 import type { VolumeShape } from '../simulator/volume.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
+import { rejectsLines } from '../run/rejects-lines.js';
 import { ensureWritableDir, startLakeThread, type LakeThread } from '../lake/lake-thread.js';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { LocalPipeline, WindowOutcome } from '../pipeline/pipeline.js';
@@ -378,6 +379,7 @@ function printDone(run: RunState): RunSummary {
   // On lines of their own, before the totals: a flagged window loaded (exit 0), but someone should look.
   const checkLines = checkSummaryLines(outcomes.map((o) => ({ name: name(o), checks: o.manifest?.checks })));
   for (const line of checkLines) print(line);
+  for (const line of rejectsLines(outcomes, name, { dir: run.opts.lake, embedded: !run.opts.s3Endpoint })) print(line);
   const reports = plan.reports.length > 1 ? ` of ${plan.reports.length} reports` : '';
   print(
     `Done: ${plan.items.length} window(s)${reports} asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +

@@ -1,6 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, mock } from 'node:test';
@@ -42,6 +42,21 @@ describe('the run summary', () => {
     assert.doesNotMatch(out, /^── /m);
     assert.match(out, /^Done: 3 window\(s\) asked: 0 loaded, 1 failed, 2 not tried; 0 rows fetched/m);
     assert.doesNotMatch(out, /not-the-key/);
+  });
+
+  it('names the file of each window that rejected rows, at the end of the run', async () => {
+    const header = '"Merchant_Name","Transaction_id","Merchant_OID","Created_date","Amount","Currency","Transaction_type","Order_description","Date_of_report"';
+    const sample = join(dir, 'one-bad-amount.csv');
+    await writeFile(sample, [header, '"A","1","o","2026-11-20 10:00:00","10.000","RUB","SALE","","21.11.2026"', '"B","2","o","2026-11-20 11:00:00","ten","RUB","SALE","","21.11.2026"', ''].join('\n'));
+    const lake = join(dir, 'rejects-lake');
+    const lines: string[] = [];
+    await runLocal({ report: 'transactions', from: '2026-11-20', to: '2026-11-21', lake, sample: [`transactions=${sample}`] }, (l) => void lines.push(l));
+    // The embedded lake's file for the curated object rejected/transactions/dt=2026-11-20/<window start>.csv.
+    const file = join(lake, 'paynet-reports-local-curated', 'rejected', 'transactions', 'dt=2026-11-20', '2026-11-20T00-00-00.csv._S3rver_object');
+    const at = lines.indexOf('Rejected rows (each with its line in the report and the reason):');
+    assert.ok(at >= 0, lines.join('\n'));
+    assert.equal(lines[at + 1], `  2026-11-20: 1 in ${file}`);
+    assert.match(await readFile(file, 'utf8'), /^"3","Amount","not a decimal: ""ten""",/m);
   });
 
   it('today\'s window is refused before any work, with the --allow-incomplete hint; with it, it loads', async () => {
