@@ -163,7 +163,7 @@ async function prepareRun(opts: RunLocalOptions, print: (line: string) => void):
 
 const ended = (run: RunState): WindowOutcome[] => run.outcomes.filter((o): o is WindowOutcome => o !== undefined);
 
-function countOutcomes(outcomes: readonly WindowOutcome[]): { loaded: number; notParsed: number; failed: number } {
+function countOutcomes(outcomes: ReadonlyArray<Pick<WindowOutcome, 'status'>>): { loaded: number; notParsed: number; failed: number } {
   const n = (s: WindowOutcome['status']) => outcomes.filter((o) => o.status === s).length;
   return { loaded: n('loaded'), notParsed: n('not-parsed'), failed: n('failed') };
 }
@@ -179,8 +179,11 @@ function printInterrupted(run: RunState): void {
   const { print, plan } = run;
   const abandoned = run.pipeline?.abandonInFlight() ?? [];
   const inFlight = run.pipeline?.inFlight() ?? [];
-  const c = countOutcomes(ended(run));
-  const notTried = plan.items.length - ended(run).length - inFlight.length;
+  // Parsed but not yet returned (the lake was still settling another window): done, counted by their outcome.
+  const parsed = run.pipeline?.parsedInFlight() ?? [];
+  const isParsed = (item: RunItem) => parsed.some((p) => p.reportId === item.report.id && p.window === item.window);
+  const c = countOutcomes([...ended(run), ...parsed]);
+  const notTried = plan.items.length - ended(run).length - parsed.length - inFlight.length;
   const name = (ref: { reportId: string; window: RunItem['window'] }) => itemName(run, { report: run.catalog.get(ref.reportId), window: ref.window });
   print('');
   print(
@@ -189,7 +192,7 @@ function printInterrupted(run: RunState): void {
       `${inFlight.length ? ` (${inFlight.map(name).join(', ')})` : ''}, ${notTried} not tried.`,
   );
   if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(name).join(', ')}: nothing partial is left to query.`);
-  const rest = plan.items.filter((_, i) => run.outcomes[i] === undefined);
+  const rest = plan.items.filter((item, i) => run.outcomes[i] === undefined && !isParsed(item));
   if (!rest.length) return;
   const commands = resumeCommands(rest, { ...run.opts, gateways: run.gatewayFlags });
   const lead = 'Re-run to resume where it stopped (a re-run overwrites, never duplicates):';

@@ -138,8 +138,13 @@ export interface LocalPipeline {
   openDatabase(): Promise<LakeDatabase>;
   /** Stops the lake and the simulators (the lake's files stay in lakeDir). */
   close(): Promise<void>;
-  /** The windows whose runWindow has not returned yet. */
+  /** The windows whose runWindow has not returned yet and whose parse has not ended. */
   inFlight(): ReportWindowRef[];
+  /**
+   * The windows whose runWindow has not returned yet although their parse ended, with its outcome: the embedded
+   * lake's runWindow returns once the whole lake is settled, so a window loaded while another still parses waits.
+   */
+  parsedInFlight(): Array<ReportWindowRef & { status: LoadManifest['outcome'] }>;
   /**
    * For an interrupt, just before the process exits: removes what the windows in flight left half-written
    * in the embedded lake's table (and their manifests, so a re-run loads them again). Synchronous. Returns
@@ -312,9 +317,22 @@ function pipelineOf(chain: Chain, s3Endpoint: string, close: () => Promise<void>
     // The run printed the lake's stale notices before its saved queries: not read again here.
     openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports, staleNotices: false }),
     close,
-    inFlight: () => [...inFlight],
+    inFlight: () => [...inFlight].filter((ref) => !parsedManifest(chain, ref)),
+    parsedInFlight: () => [...inFlight].flatMap((ref) => {
+      const manifest = parsedManifest(chain, ref);
+      return manifest ? [{ ...ref, status: manifest.outcome }] : [];
+    }),
     abandonInFlight: () => (lake ? abandonPartialTables(options.lakeDir, buckets.curated, inFlight) : []),
   };
+}
+
+/** The manifest this run's parse wrote for the window, if it has ended (loadWindow forgets earlier runs' results first). */
+function parsedManifest(chain: Chain, { reportId, window }: ReportWindowRef): LoadManifest | undefined {
+  for (const format of ['csv', 'pdf'] as const) {
+    const result = chain.parsed.get(rawKey(reportId, window, format));
+    if (result && 'manifest' in result) return result.manifest;
+  }
+  return undefined;
 }
 
 /** The in-flight windows whose half-written table file was removed, report by report. */
