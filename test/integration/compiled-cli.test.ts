@@ -83,7 +83,7 @@ describe('bin/reports.mjs (npm start)', () => {
     for (const part of ['bin', 'functions', 'local', 'lib', 'config', 'queries', 'package.json', 'tsconfig.json']) cpSync(part, join(other, part), { recursive: true });
     symlinkSync(resolve('node_modules'), join(other, 'node_modules'), 'dir');
     const marker = 'Built from the other checkout.';
-    const entry = join(other, 'bin', 'reports.ts');
+    const entry = join(other, 'bin', 'program.ts');
     writeFileSync(entry, readFileSync(entry, 'utf8').replace(".description('Pull transaction reports", `.description('${marker} Pull transaction reports`));
     const help = async (checkout: string) => (await promisify(execFile)(process.execPath, [join(checkout, 'bin', 'reports.mjs'), '--help'])).stdout;
 
