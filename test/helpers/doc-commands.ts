@@ -17,6 +17,10 @@ export interface DocCommand {
   argv: string[] | undefined;
   /** Arguments that stand for a value the reader supplies (`<id>`, `…`, `$URL`): any value is right. */
   placeholders: ReadonlySet<string>;
+  /** Its stdout goes into a pipe or a file (`| jq`, `> file`). */
+  redirected: boolean;
+  /** npm runs it with `-s`: npm's own banner stays off stdout. */
+  silent: boolean;
 }
 
 /** What a reader replaces: `<id>`, `<day after the last>`. Rewritten to one word before the shell-like split. */
@@ -54,18 +58,30 @@ function candidates(text: string): Array<{ line: number; text: string }> {
   return out;
 }
 
+interface SimpleCommand {
+  words: string[];
+  redirected: boolean;
+}
+
 /** The simple commands of a shell line: split at `&&`, `;`, `|`, without redirections and comments. */
-function simpleCommands(text: string): string[][] {
+function simpleCommands(text: string): SimpleCommand[] {
   const words = parse(text.replace(ANGLE, PLACEHOLDER), (name) => `$${name}`);
-  const commands: string[][] = [[]];
+  const commands: SimpleCommand[] = [{ words: [], redirected: false }];
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    if (typeof w === 'string') commands.at(-1)!.push(w);
+    const current = commands.at(-1)!;
+    if (typeof w === 'string') current.words.push(w);
     else if ('comment' in w) break;
-    else if ('op' in w && ['>', '>>', '<', '2>', '&>'].includes(w.op)) i++; // the file redirected to
-    else if ('op' in w) commands.push([]);
+    else if ('op' in w && ['>', '>>', '&>'].includes(w.op)) {
+      current.redirected = true;
+      i++; // the file redirected to
+    } else if ('op' in w && w.op === '<') i++;
+    else if ('op' in w) {
+      if (w.op === '|') current.redirected = true;
+      commands.push({ words: [], redirected: false });
+    }
   }
-  return commands.filter((c) => c.length);
+  return commands.filter((c) => c.words.length);
 }
 
 /** `npm start …`, `npm run [-s] reports -- …`: the script and what follows it, or undefined for any other command. */
@@ -89,7 +105,7 @@ export function docCommands(root: string): DocCommand[] {
     for (const c of candidates(readFileSync(join(root, file), 'utf8'))) {
       // A command line starts with npm (or chains it after &&): prose and sample output that mention one are not.
       if (!/^(\$ )?npm (start|run)\b|&&\s*npm (start|run)\b/.test(c.text)) continue;
-      for (const words of simpleCommands(c.text)) {
+      for (const { words, redirected } of simpleCommands(c.text)) {
         const mapped = reportsArgv(words);
         if (!mapped) continue;
         found.push({
@@ -97,6 +113,8 @@ export function docCommands(root: string): DocCommand[] {
           text: c.text,
           argv: mapped.argv,
           placeholders: new Set((mapped.argv ?? []).filter(isPlaceholder)),
+          redirected,
+          silent: words[1] === 'run' && (words[2] === '-s' || words[2] === '--silent'),
         });
       }
     }

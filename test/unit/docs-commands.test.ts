@@ -75,8 +75,14 @@ describe('the command lines of the docs', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('pipe or redirect only output that is nothing else: npm run -s (npm prints its banner to stdout otherwise)', () => {
+    const redirected = docs.filter((d) => d.redirected);
+    assert.ok(redirected.length >= 2, 'the docs show at least the -s forms of infer-schema and query --json');
+    assert.deepEqual(redirected.filter((d) => !d.silent).map((d) => `${d.where}: ${d.text}`), []);
+  });
+
   it('a renamed flag, a removed command and npm arguments without -- are each caught', async () => {
-    const written = (text: string, argv: string[] | undefined): DocCommand => ({ where: 'x.md:1', text, argv, placeholders: new Set() });
+    const written = (text: string, argv: string[] | undefined): DocCommand => ({ where: 'x.md:1', text, argv, placeholders: new Set(), redirected: false, silent: false });
     assert.match((await problemOf(written('npm start -- --lake-dir x', ['run', '--lake-dir', 'x'])))!, /unknown option '--lake-dir'/);
     assert.match((await problemOf(written('npm run reports -- infer-schema s.csv --output d.json', ['infer-schema', 's.csv', '--output', 'd.json'])))!, /unknown option '--output'/);
     assert.match((await problemOf(written('npm run reports -- reparse --report t', ['reparse', '--report', 't'])))!, /required option '--from <date>' not specified/);
