@@ -11,13 +11,13 @@ export interface AwsClientConfig {
   config: { region: () => Promise<string>; credentials: () => Promise<unknown> };
 }
 
-/** Where the region may come from for this command, e.g. `--region, "region" in config/environments/integration.json`. */
+/** `regionFrom`: where this command takes a region from, e.g. `pass --region, or set "region" in config/environments/integration.json`. */
 export async function requireAwsAccess(client: AwsClientConfig, regionFrom: string): Promise<{ region: string }> {
   let region: string;
   try {
     region = await client.config.region();
   } catch {
-    throw new ConfigurationError(`No AWS region: pass ${regionFrom}, or set AWS_REGION (or a profile's region, with AWS_PROFILE). Nothing was called.`);
+    throw new ConfigurationError(`No AWS region: ${regionFrom}, or set AWS_REGION (or a profile's region, with AWS_PROFILE). Nothing was called.`);
   }
   try {
     await client.config.credentials();

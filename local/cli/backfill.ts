@@ -197,7 +197,7 @@ const planOf = (report: ReportDefinition, windows: readonly ReportWindow[], conc
 async function backfillDeployed(state: BackfillState, planned: ReturnType<typeof plannedReports>, opts: BackfillCommandOptions, print: (line: string) => void) {
   const boundOf = deployedBounds(opts.environment);
   const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
-  await requireAwsAccess(client, '--region');
+  await requireAwsAccess(client, 'pass --region');
   const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
   try {
     for (const { report, windows } of planned) {

@@ -2,6 +2,7 @@ import { simulatorLogin } from '../connections/local-gateways.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { requireAwsAccess } from '../args/aws-access.js';
 import { environmentOf, environmentsDir, readEnvironmentSource, type ConnectionConfig } from '../../lib/environment/environments.js';
 import { ConfigurationError, isPipelineError, type PipelineError } from '../../functions/core/errors.js';
 import { DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
@@ -85,6 +86,8 @@ async function environmentTargets(environment: string, opts: TargetOptions, cata
   const names = chosenConnections(env.connections.map((c) => c.name), opts, catalog, label);
   const region = env.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
   const provider = new SecretsProvider(region ? { clientConfig: { region } } : {});
+  // Said once, before any secret is read: otherwise each connection's verdict would blame its secret.
+  await requireAwsAccess(provider.client, `set "region" in ${label}`);
   const targets: CheckTarget[] = [];
   for (const connection of env.connections.filter((c) => names.includes(c.name))) {
     targets.push(await environmentTarget(connection, provider, reportsOver(catalog, connection.name, opts)));

@@ -76,7 +76,7 @@ async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefin
   const region = opts.region ?? config.region;
   const clientConfig = { ...(region ? { region } : {}), maxAttempts: MAX_ATTEMPTS };
   const c = clients ?? { cloudFormation: new CloudFormationClient(clientConfig), lambda: new LambdaClient(clientConfig), s3: new S3Client(clientConfig) };
-  if (!clients) await requireAwsAccess(c.cloudFormation, `--region, or set "region" in config/environments/${config.name}.json`);
+  if (!clients) await requireAwsAccess(c.cloudFormation, `pass --region, or set "region" in config/environments/${config.name}.json`);
   const name = stackName(config.name);
   let stack;
   try {

@@ -558,7 +558,7 @@ export async function runStatusCommand(opts: { environment: string; region?: str
   const clientConfig = { ...(opts.region ?? config.region ? { region: opts.region ?? config.region } : {}) };
   const catalog = loadCatalog();
   const cloudFormation = new CloudFormationClient(clientConfig);
-  await requireAwsAccess(cloudFormation, `--region, or set "region" in config/environments/${config.name}.json`);
+  await requireAwsAccess(cloudFormation, `pass --region, or set "region" in config/environments/${config.name}.json`);
   const items = await collectStatus({
     environment: config.name,
     reports: catalog.reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),

@@ -150,6 +150,13 @@ describe('reports check against the simulator', () => {
 
 describe('reports check --environment', () => {
   const sm = mockClient(SecretsManagerClient);
+  // The caller's credentials, which the command resolves before any call (local/args/aws-access.ts); the mocked
+  // client sends nothing anywhere.
+  before(() => Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-real-secret' }));
+  after(() => {
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+  });
   const CONTROL_KEY = 'env-control-key-0123456789-secret';
   let cert: Buffer | undefined;
   let url = '';

@@ -124,6 +124,13 @@ interface ForeignGateway {
 
 describe('reports check --environment with two connections', () => {
   const sm = mockClient(SecretsManagerClient);
+  // The caller's credentials, which the command resolves before any call (local/args/aws-access.ts); the mocked
+  // client sends nothing anywhere.
+  before(() => Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-real-secret' }));
+  after(() => {
+    delete process.env.AWS_ACCESS_KEY_ID;
+    delete process.env.AWS_SECRET_ACCESS_KEY;
+  });
   const HMAC: GatewaySecret = { login: 'merchant-a', controlKey: 'control-key-a-0123456789-never-printed' };
   const RSA: GatewaySecret = {
     login: 'merchant-b',

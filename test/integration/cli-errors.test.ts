@@ -188,5 +188,10 @@ describe('AWS commands without a region or credentials', () => {
     assert.equal(backfill.code, 1);
     assert.match(backfill.stderr, /^ConfigurationError: No AWS credentials for the profile "ops" \(AWS_PROFILE\): sign in first/m);
     assert.doesNotMatch(backfill.stderr, /NodeVersionSupportWarning/);
+    // check --environment reads each connection's secret: without credentials, said once instead of a verdict per secret.
+    const check = await bare(['check', '--environment', 'integration']);
+    assert.equal(check.code, 1);
+    assert.equal(check.stdout, '');
+    assert.match(check.stderr, /^ConfigurationError: No AWS region: set "region" in config\/environments\/integration\.json, or set AWS_REGION/);
   });
 });
