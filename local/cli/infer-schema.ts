@@ -39,6 +39,7 @@ export async function runInferSchemaCommand(file: string, opts: InferSchemaComma
   else io.out(json.trimEnd());
   for (const note of notes) io.err(`note: ${note}`);
   const id = definition.id;
-  const saved = opts.out ? `Wrote ${showPath(opts.out)}. Fill in every "REPLACE_ME"` : `Fill in every "REPLACE_ME" and save it as config/reports/${id}.json`;
-  io.err(`${saved} (config/reports/: every file there is a report). Then try it: npm start -- --report ${id} (docs/add-a-report.md).`);
+  const next = `Then try it: npm start -- --report ${id} (docs/add-a-report.md).`;
+  if (opts.out) io.err(`Wrote ${showPath(opts.out)}. Fill in every "REPLACE_ME" there: until then, in config/reports/ (where every file is a report), it stops every command. ${next}`);
+  else io.err(`Fill in every "REPLACE_ME" and save it as config/reports/${id}.json: every file there is a report. ${next}`);
 }
