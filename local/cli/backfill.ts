@@ -290,8 +290,11 @@ export async function runBackfillCommand(
     // The bar hid the cursor and turned line wrap off: give the terminal back before saying anything.
     state.progress?.stop();
     const abandoned = (state.pipeline?.abandonInFlight() ?? []).map((r) => r.window);
-    const { windows, ended } = state;
-    for (const line of interruptedLines({ windows, ended, inFlight: [...state.inFlight], abandoned, deployed: Boolean(opts.deployed) })) print(line);
+    // A window whose parse ended waits only for the lake to settle other windows: it is done (or failed), not in flight.
+    const parsed = (state.pipeline?.parsedInFlight() ?? []).filter((p) => state.inFlight.has(p.window));
+    const ended = [...state.ended, ...parsed.map((p): WindowReport => ({ window: p.window, status: p.status === 'failed' ? 'failed' : 'done', ms: 0 }))];
+    const inFlight = [...state.inFlight].filter((w) => !parsed.some((p) => p.window === w));
+    for (const line of interruptedLines({ windows: state.windows, ended, inFlight, abandoned, deployed: Boolean(opts.deployed) })) print(line);
     if (state.left.length) print(`Not started: the reports ${state.left.map((id) => `"${id}"`).join(', ')}.`);
   });
   try {
