@@ -3,6 +3,7 @@ import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
 import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { createLakeViews, type LakeView } from './duckdb-views.js';
+import { defineTrinoFunctions } from './trino-functions.js';
 import { lakeReparseFlags, lakeStaleNotices } from '../lake/stale-notice.js';
 
 /**
@@ -94,6 +95,7 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
   let views: LakeView[];
   let notices: string[];
   try {
+    await defineTrinoFunctions(connection);
     views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports, reparseFlags: lakeReparseFlags(options.lakeDir) });
     notices = options.staleNotices === false ? [] : await lakeStaleNotices({ lakeDir: options.lakeDir, curatedBucket, reports });
   } catch (e) {
