@@ -9,7 +9,9 @@ import { BODY_SIGNING, BODY_SIGNING_RULES, DEFAULT_BODY_SIGNING } from '../funct
 import { SECRET_SHAPES } from '../functions/core/gateway/secret.js';
 import { wholeNumber } from '../local/args/option-values.js';
 import { collect } from '../local/args/report-selection.js';
+import { ConfigurationError } from '../functions/core/errors.js';
 import { FAULTS, FAULT_MODES } from '../local/simulator/faults.js';
+import { PERIOD_TO_READINGS } from '../local/simulator/report-request.js';
 import { TEST_ACCOUNT_FILE_NAMES } from '../local/simulator/test-accounts.js';
 
 /** `sign` and `check` sign alike: the body-signing rule is one option, its choices and their meaning from functions/core/gateway/oauth.ts. */
@@ -24,6 +26,9 @@ const SECRET_FILE_HELP = `the gateway secret JSON: ${SECRET_SHAPES}`;
 /** The embedded simulator's volume shape, alike on `simulator`, `run` and `backfill` (local/simulator/volume.ts). */
 const weekdayVolumeOption = () =>
   new Option('--weekday-volume <factors>', 'simulator: rows per weekday as seven factors, Monday to Sunday (e.g. 1,1,1,1,1.2,0.6,0.4)');
+const periodToOption = () =>
+  new Option('--period-to <reading>', `simulator: how the gateway reads a period's "to": ${Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; ')}`)
+    .choices(Object.keys(PERIOD_TO_READINGS));
 const dropDateOption = () =>
   new Option('--drop-date <date...>', 'simulator: the window starting on this date (YYYY-MM-DD[=SHARE]) gets SHARE of its usual rows (default 0.1; 0: header only)');
 
@@ -44,6 +49,7 @@ function addRun(program: Command): void {
     .option('--query-rows <n>', "rows of each saved query shown (default 20; when several reports' queries run, a line per query unless this is given)", wholeNumber)
     .addOption(weekdayVolumeOption())
     .addOption(dropDateOption())
+    .addOption(periodToOption())
     .action(async (opts) => {
       const { runLocal } = await import('../local/cli/run.js');
       await runLocal(opts);
@@ -70,6 +76,7 @@ function addSimulator(program: Command): void {
     .addOption(new Option('--compress <coding>', 'compress every report, asked or not').choices(DECODABLE_CODINGS))
     .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
     .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
+    .addOption(periodToOption())
     .action(async (opts) => {
       const { runSimulatorCommand } = await import('../local/cli/simulator.js');
       await runSimulatorCommand(opts);
@@ -196,12 +203,20 @@ function addReparse(program: Command): void {
 function addStatus(program: Command): void {
   program
     .command('status')
-    .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts)')
-    .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
+    .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
+    .option('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
     .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
-    .action(async (opts) => {
+    .option('--lake [dir]', 'the local lake instead (default ./.lake): per report the newest windows loaded, findings of the last 7 days, stale partitions, rejects')
+    .action(async (opts: { environment?: string; region?: string; lake?: string | true }) => {
+      if (opts.lake !== undefined) {
+        if (opts.environment) throw new ConfigurationError('Give --environment NAME (a deployment) or --lake [DIR] (the local lake), not both.');
+        const { runLakeStatusCommand } = await import('../local/lake/lake-status.js');
+        process.exitCode = await runLakeStatusCommand({ lake: opts.lake });
+        return;
+      }
+      if (!opts.environment) throw new ConfigurationError('Which status? --environment NAME for a deployment (config/environments/<name>.json), or --lake [DIR] for the local lake (default ./.lake).');
       const { runStatusCommand } = await import('../local/cli/status.js');
-      process.exitCode = await runStatusCommand(opts);
+      process.exitCode = await runStatusCommand({ ...opts, environment: opts.environment });
     });
 }
 

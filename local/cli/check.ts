@@ -10,6 +10,7 @@ import type { ReportDefinition } from '../../functions/core/definitions/report-d
 import { signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
 import { resolveTargets, type CheckTarget } from './check-targets.js';
+import { emptyWindowNote } from '../pipeline/check-summary.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
@@ -209,7 +210,8 @@ async function checkOne(report: ReportDefinition, target: CheckTarget & { endpoi
         'Update the definition\'s columns (`reports infer-schema` on a saved answer proposes them), or the delimiter/encoding if every column differs';
     } else {
       result.ok = true;
-      result.verdict = OK;
+      const empty = emptyWindowNote(report, window, records);
+      result.verdict = empty ? `${OK}; ${empty}` : OK;
     }
   } catch (e) {
     if (!isPipelineError(e)) throw e;

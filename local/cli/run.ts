@@ -6,6 +6,7 @@ import type { ReportDefinition } from '../../functions/core/definitions/report-d
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { parseSampleOptions, simulatorVolume } from '../args/option-values.js';
 import type { VolumeShape } from '../simulator/volume.js';
+import type { PeriodToReading } from '../simulator/report-request.js';
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { rejectsLines } from '../run/rejects-lines.js';
 import { ensureWritableDir, startLakeThread, type LakeThread } from '../lake/lake-thread.js';
@@ -57,6 +58,8 @@ export interface RunLocalOptions {
   /** `--weekday-volume`, `--drop-date`: the embedded simulators' volume shape (local/simulator/volume.ts). */
   weekdayVolume?: string;
   dropDate?: string[];
+  /** `--period-to`: how the embedded simulators read a period's "to" (local/simulator/report-request.ts). */
+  periodTo?: PeriodToReading;
 }
 
 export interface RunSummary {
@@ -149,6 +152,9 @@ async function prepareRun(opts: RunLocalOptions, print: (line: string) => void):
   if (opts.sample?.length && !simulated.length) {
     throw new ConfigurationError('--sample is served by the embedded simulator; with --gateway-url the gateway answers.');
   }
+  if (opts.periodTo && !simulated.length) {
+    throw new ConfigurationError('--period-to says how the embedded simulator reads a period; with --gateway-url the gateway reads it its own way.');
+  }
   if (opts.concurrency !== undefined && opts.concurrency < 1) throw new ConfigurationError('--concurrency must be 1 or more: windows in flight at once.');
   // Before anything starts: a lake that cannot be written fails here in one line, not as s3rver's "internal error".
   await ensureWritableDir(opts.lake);
@@ -210,7 +216,10 @@ async function startPipeline(run: RunState, lakeThread: LakeThread | undefined):
     connections: run.plan.connections,
     lakeDir: opts.lake,
     s3Endpoint: opts.s3Endpoint,
-    simulator: opts.sample?.length || volume ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume } : undefined,
+    simulator:
+      opts.sample?.length || volume || opts.periodTo
+        ? { samples: opts.sample?.length ? parseSampleOptions(opts.sample) : undefined, volume, periodTo: opts.periodTo }
+        : undefined,
   });
 }
 

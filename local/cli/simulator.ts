@@ -1,4 +1,5 @@
 import type { FaultMode } from '../simulator/faults.js';
+import type { PeriodToReading } from '../simulator/index.js';
 import { runStandaloneSimulator, transportFrom, volumeShapeFrom } from '../simulator/index.js';
 import { parseSampleOptions } from '../args/option-values.js';
 
@@ -22,6 +23,7 @@ export interface SimulatorCommandOptions {
   compress?: string;
   chunked?: boolean;
   sample?: string[];
+  periodTo?: PeriodToReading;
 }
 
 export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promise<void> {
@@ -31,6 +33,7 @@ export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promis
     pathPrefix: opts.pathPrefix,
     secretsDir: opts.secretsDir,
     rowsPerDay: opts.rowsPerDay,
+    periodTo: opts.periodTo,
     volume: volumeShapeFrom(opts),
     fault: opts.fault
       ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }

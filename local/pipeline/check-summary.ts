@@ -1,4 +1,7 @@
 import { findingsOf, type QualityCheck } from '../../functions/core/quality/checks.js';
+import { describePeriod } from '../../functions/core/definitions/period-check.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import type { ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * What `run` and `backfill` say about a window's data checks (functions/core/quality/checks.ts), from its
@@ -36,4 +39,22 @@ export function checkSummaryLines(windows: ReadonlyArray<{ name: string; checks?
     `Data checks: ${flagged.length} window(s) FLAGGED of ${checked.length} loaded${notJudged}. The data loaded as sent; what to do: ${CHECKS_DOC}.`,
     ...flagged.flatMap((w) => findingsOf(w.checks).map((f) => `  ${w.name}  ${f}`)),
   ];
+}
+
+/** Where the docs say how the period's "to" is read. */
+export const PERIOD_DOC = 'docs/add-a-report.md, "The period a body asks for"';
+
+/**
+ * A window that loaded no record, said at once: the volume check speaks only after weeks of history, and a
+ * template whose period holds nothing (an inclusive "to" without its time) otherwise loads as success every day.
+ * Silent when the volume check judged the window, since its finding says it.
+ */
+export function emptyWindowNote(
+  report: Pick<ReportDefinition, 'bodyTemplate'>,
+  window: ReportWindow,
+  records: number | undefined,
+  checks?: readonly QualityCheck[],
+): string | undefined {
+  if (records !== 0 || checkMark(checks) === 'FLAGGED') return undefined;
+  return `0 records: is the period right? The body asked for ${describePeriod(report.bodyTemplate, window)} (${PERIOD_DOC}).`;
 }

@@ -1,6 +1,6 @@
 import { showCount as count, showKib as kib } from '../args/display.js';
 import type { LocalConnection } from '../connections/local-gateways.js';
-import { checkMark, findingsOf } from '../pipeline/check-summary.js';
+import { checkMark, emptyWindowNote, findingsOf } from '../pipeline/check-summary.js';
 import type { WindowOutcome } from '../pipeline/pipeline.js';
 import { windowLabel, type RunItem } from './run-plan.js';
 
@@ -65,6 +65,8 @@ export class RunTable {
     );
     if (o.error) this.print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
     for (const finding of findingsOf(o.manifest?.checks)) this.print(`      ${finding}`);
+    const empty = o.status === 'loaded' && o.fetched?.kind === 'csv' ? emptyWindowNote(item.report, item.window, o.rowsWritten + o.rowsRejected, o.manifest?.checks) : undefined;
+    if (empty) this.print(`      ${empty}`);
   }
 }
 

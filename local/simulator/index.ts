@@ -34,7 +34,7 @@ export {
 export { definitionRows, driftedDefinitionHeader, driftDefinitionRow } from './definition-rows.js';
 export { writeReportCsv, reportCsvChunks, isSupportedEncoding, delimiterProblem, type CsvOptions } from './report-csv.js';
 export { writeReportPdf, reportPdfStream, pdfText, type PdfOptions } from './report-pdf.js';
-export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, type ReportRequest } from './report-request.js';
+export { parseReportRequest, SIMULATED_REPORT_IDENTIFIER, MAX_WINDOW_DAYS, PERIOD_TO_READINGS, DEFAULT_PERIOD_TO, type PeriodToReading, type ReportRequest } from './report-request.js';
 export { runStandaloneSimulator, parseStandaloneArgs, transportFrom, type StandaloneOptions, type StandaloneReady } from './standalone.js';
 export type { TransportOptions } from './transport.js';
 export { rowsPerDayFor, parseWeekdayVolume, parseDropDates, volumeShapeFrom, DEFAULT_DROP_SHARE, type VolumeShape } from './volume.js';

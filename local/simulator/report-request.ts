@@ -15,6 +15,20 @@ export const SIMULATED_REPORT_IDENTIFIER = 'custom-transactions-report';
 /** The provider's older transaction report refuses longer periods (docs/architecture.md, "Facts about the real gateway"); so does the simulator. */
 export const MAX_WINDOW_DAYS = 31;
 
+/**
+ * How the simulated gateway reads a period's "to" (the provider does not say). `instant` is the reading
+ * docs/add-a-report.md teaches and the catalog checks (functions/core/definitions/period-check.ts): each bound is
+ * the instant it writes, a date alone that day's 00:00, and the template's {{window.end}} or {{window.last}} says
+ * whether "to" is exclusive or inclusive. `whole-day` is the other common one: a "to" written without a time
+ * includes that whole day. Serving a definition under both shows which templates hold for either provider.
+ */
+export const PERIOD_TO_READINGS = {
+  instant: 'each bound is the instant it writes (a date alone is its 00:00); {{window.end}} is an exclusive "to", {{window.last}} an inclusive one',
+  'whole-day': 'a "to" written without a time includes that whole day',
+} as const;
+export type PeriodToReading = keyof typeof PERIOD_TO_READINGS;
+export const DEFAULT_PERIOD_TO: PeriodToReading = 'instant';
+
 export interface ReportRequest {
   reportIdentifier: string;
   reportName: string;
@@ -64,7 +78,7 @@ export function parseReportRequest(
   contentType: string | undefined,
   body: string,
   definitions: readonly ReportDefinition[] = [],
-  { onlyDefinitions = false }: { onlyDefinitions?: boolean } = {},
+  { onlyDefinitions = false, periodTo = DEFAULT_PERIOD_TO }: { onlyDefinitions?: boolean; periodTo?: PeriodToReading } = {},
 ): ParsedRequest {
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (mediaType !== 'application/json') {
@@ -102,7 +116,7 @@ export function parseReportRequest(
 
   const reportName = typeof b.reportName === 'string' && b.reportName ? b.reportName : (definition?.description ?? 'Custom transactions report');
   if (definition) {
-    const found = windowByTemplate(definition, b);
+    const found = windowByTemplate(definition, b, periodTo);
     if (!found.ok) return fail(found.problem);
     const { window, dateFrom, dateTo } = found;
     if (epochMs(window.start) >= epochMs(window.end)) return fail('The window start must be before its end.');
@@ -171,13 +185,15 @@ const fromMs = (ms: number): LocalDateTime => {
 /**
  * The window a request asks for, read where the definition's template puts {{window.start|end|last:PATTERN}}:
  * the client renders the template, so the request has the same shape. The end is window.end, else
- * window.last plus a second, else the start plus the report's window length.
+ * window.last plus a second, else the start plus the report's window length; under the `whole-day` reading a
+ * "to" without a time ends at the next day's 00:00 instead.
  */
 function windowByTemplate(
   definition: ReportDefinition,
   body: Record<string, unknown>,
+  periodTo: PeriodToReading,
 ): { ok: true; window: ReportWindow; dateFrom: string; dateTo: string } | { ok: false; problem: string } {
-  const found: Partial<Record<'start' | 'end' | 'last', { ms: number; text: string }>> = {};
+  const found: Partial<Record<'start' | 'end' | 'last', { ms: number; text: string; dateOnly: boolean }>> = {};
   for (const { path, text } of placeholderStrings(definition.bodyTemplate)) {
     const sent = valueAt(body, path);
     const where = showPath(path);
@@ -199,13 +215,17 @@ function windowByTemplate(
         continue; // a pattern the column parser does not read (e.g. only yyyy): not a window bound to check
       }
       if (Number.isNaN(ms)) return { ok: false, problem: `The field ${where} ${show(value)} is not a date-time of the form ${pattern}.` };
-      found[which] ??= { ms, text: value };
+      found[which] ??= { ms, text: value, dateOnly: kind === 'date' };
     }
   }
   if (!found.start) {
     return { ok: false, problem: "The report's template has no {{window.start:PATTERN}} the simulator can read, so it cannot tell the window." };
   }
   const start = fromMs(found.start.ms);
-  const end = found.end ? fromMs(found.end.ms) : found.last ? addSeconds(fromMs(found.last.ms), 1) : windowAt(start, parseWindowSize(definition.window)).end;
+  const to = found.end ?? found.last;
+  const end =
+    to && to.dateOnly && periodTo === 'whole-day'
+      ? fromMs(to.ms + 86_400_000)
+      : found.end ? fromMs(found.end.ms) : found.last ? addSeconds(fromMs(found.last.ms), 1) : windowAt(start, parseWindowSize(definition.window)).end;
   return { ok: true, window: { start, end }, dateFrom: found.start.text, dateTo: found.end?.text ?? found.last?.text ?? '' };
 }

@@ -56,7 +56,7 @@ import { Authenticator, type RefusalReason, type SimulatorAccount } from './auth
 import { FaultPlan, HTML_ERROR_PAGE, type FaultModeAt, type FaultOptions } from './faults.js';
 import { reportCsvChunks, writeReportCsv } from './report-csv.js';
 import { reportPdfStream, writeReportPdf } from './report-pdf.js';
-import { parseReportRequest, type ReportRequest } from './report-request.js';
+import { parseReportRequest, type PeriodToReading, type ReportRequest } from './report-request.js';
 import { askedFor, checkTransportOptions, encodeWhole, sendReportBody, setReportHeaders, type TransportOptions } from './transport.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { generatedContent, readSamples, type ReportContent, type SampleFile } from './report-source.js';
@@ -106,6 +106,8 @@ export interface SimulatorOptions extends TestAccountOverrides {
   onlyReports?: boolean;
   /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
+  /** How a period's "to" is read (report-request.ts PERIOD_TO_READINGS); default `instant`, as the docs teach. */
+  periodTo?: PeriodToReading;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;
 }
@@ -233,7 +235,7 @@ async function handleRequest(sim: SimulatorState, req: IncomingMessage, res: Ser
     return logAnswer(sim, ex, 200, 'refused', verdict.reason);
   }
 
-  const parsed = parseReportRequest(req.headers['content-type'], body, sim.reports, { onlyDefinitions: sim.options.onlyReports });
+  const parsed = parseReportRequest(req.headers['content-type'], body, sim.reports, { onlyDefinitions: sim.options.onlyReports, periodTo: sim.options.periodTo });
   if (!parsed.ok) {
     sendText(res, 400, parsed.problem);
     return logAnswer(sim, ex, 400, 'bad-request', parsed.problem);

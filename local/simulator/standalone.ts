@@ -11,6 +11,7 @@ import type { TransportOptions } from './transport.js';
 import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
 import { describeTestAccounts, testAccountFiles, type TestAccountFiles } from './test-accounts.js';
 import { volumeShapeFrom, type VolumeShape } from './volume.js';
+import { DEFAULT_PERIOD_TO, PERIOD_TO_READINGS, type PeriodToReading } from './report-request.js';
 
 /**
  * The simulator as a long-running process (`npm run simulator`, or `tsx local/simulator/standalone.ts`):
@@ -38,6 +39,8 @@ export interface StandaloneOptions {
   reports?: readonly ReportDefinition[];
   /** Report id -> a file answered for that report (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
+  /** How a period's "to" is read (`--period-to`; report-request.ts PERIOD_TO_READINGS). */
+  periodTo?: PeriodToReading;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
   /** Where the text goes; default console.log. */
@@ -69,6 +72,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       transport: opts.transport,
       reports: opts.reports ?? loadCatalog().reports,
       samples: opts.samples,
+      periodTo: opts.periodTo,
       onRequest: (r) => print(describeRequest(r)),
     });
   } catch (e) {
@@ -96,6 +100,7 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       `  Fault mode:  ${fault}`,
       `  Transport:   ${describeTransport(opts.transport)}`,
       `  Volume:      ${describeVolume(opts.rowsPerDay ?? 250, opts.volume)}`,
+      `  Period "to": ${opts.periodTo ?? DEFAULT_PERIOD_TO}: ${PERIOD_TO_READINGS[opts.periodTo ?? DEFAULT_PERIOD_TO]}`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',

@@ -63,6 +63,17 @@ async function againstSimulator(options: SimulatorOptions, secret?: object): Pro
 }
 
 describe('reports check against the simulator', () => {
+  it('a header-only answer still loads, and the verdict asks whether the period is right, naming what the body asked for', async () => {
+    const { sim, file } = await againstSimulator({ volume: { drops: { '2026-11-20': 0 } } });
+    const r = await check({ gatewayUrl: sim.url, secretFile: file });
+    assert.equal(r.code, 0, r.text);
+    assert.match(r.text, /Records: +0$/m);
+    assert.match(
+      r.text,
+      /Verdict: +OK: this answer would load; 0 records: is the period right\? The body asked for "2026-11-20 00:00:00" to "2026-11-21 00:00:00" \(exclusive\) \(docs\/add-a-report\.md, "The period a body asks for"\)\.$/m,
+    );
+  });
+
   it('with no URL, the embedded simulator answers any report of the catalog, not only the sample', async () => {
     const shape = JSON.parse(await readFile(new URL('../fixtures/report-shapes/payouts_cp1251.json', import.meta.url), 'utf8')) as { id: string };
     const own = ReportCatalog.fromSources([{ file: 'payouts_cp1251.json', raw: shape }]);

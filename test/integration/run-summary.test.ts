@@ -136,9 +136,26 @@ describe('the run summary', () => {
     );
   });
 
+  it('a window that loads no record before any history says "0 records: is the period right?" with the period the body asked for', async () => {
+    const lines: string[] = [];
+    process.exitCode = undefined;
+    const summary = await runLocal(
+      { report: 'transactions', from: '2026-09-01', to: '2026-09-03', lake: join(dir, 'empty'), dropDate: ['2026-09-02=0'] },
+      (l) => void lines.push(l),
+    );
+    const out = lines.join('\n');
+    assert.deepEqual([summary.loaded, summary.failedWindows], [2, 0], out);
+    assert.match(
+      out,
+      /^ {2}2026-09-02 {2}CSV {5}loaded {10}0 .* not judged\n {6}0 records: is the period right\? The body asked for "2026-09-02 00:00:00" to "2026-09-03 00:00:00" \(exclusive\) \(docs\/add-a-report\.md, "The period a body asks for"\)\.$/m,
+    );
+    assert.equal(out.match(/0 records: is the period right\?/g)?.length, 1, 'only the empty window');
+  });
+
   it('the simulator\'s volume flags are refused with another gateway, and bad values name the flag', async () => {
     const lake = join(dir, 'flags');
     await assert.rejects(runLocal({ report: 'transactions', lake, gatewayUrl: simulator.url, secretFile: wrongSecret, dropDate: ['2026-10-27'] }), /--weekday-volume and --drop-date shape the embedded simulator's answers/);
+    await assert.rejects(runLocal({ report: 'transactions', lake, gatewayUrl: simulator.url, secretFile: wrongSecret, periodTo: 'whole-day' }), /--period-to says how the embedded simulator reads a period/);
     await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', weekdayVolume: '1,1,1' }), /--weekday-volume 1,1,1: expected seven factors/);
     await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', dropDate: ['2026-10-27=2'] }), /--drop-date 2026-10-27=2: expected YYYY-MM-DD or YYYY-MM-DD=SHARE/);
     await assert.rejects(runLocal({ report: 'transactions', lake, from: '2026-10-01', to: '2026-10-02', dropDate: ['2026-02-30'] }), /--drop-date 2026-02-30: expected/);

@@ -52,6 +52,33 @@ describe('the simulator serves the reports of its catalog', () => {
     }
   });
 
+  it('reads a date-only "to" as its 00:00 by default, as the docs teach; --period-to whole-day reads it as that whole day', async () => {
+    const dateOnly = {
+      ...payouts,
+      bodyTemplate: {
+        ...payouts.bodyTemplate,
+        inputReportParameters: [
+          { type: 'INPUT_TEXT', name: 'periodFrom', value: '{{window.start:dd.MM.yyyy}}' },
+          { type: 'INPUT_TEXT', name: 'periodTo', value: '{{window.end:dd.MM.yyyy}}' },
+        ],
+      },
+    };
+    const days = async (periodTo?: 'whole-day') => {
+      const sim = await startSimulator({ reports: [dateOnly], rowsPerDay: 24, periodTo });
+      try {
+        const answer = await call(sim, renderBody(dateOnly.bodyTemplate, window));
+        assert.equal(answer.status, 200);
+        const text = iconv.decode(answer.bytes, 'windows-1251');
+        return [...new Set([...text.matchAll(/"(\d{2}\.\d{2}\.\d{4}) \d{2}:\d{2}"/g)].map((m) => m[1]!))].sort();
+      } finally {
+        await sim.close();
+      }
+    };
+    // The body says 20.11.2026 to 21.11.2026: [20.11, 21.11) read as instants; 20.11 through 21.11 read as whole days.
+    assert.deepEqual(await days(), ['20.11.2026']);
+    assert.deepEqual(await days('whole-day'), ['20.11.2026', '21.11.2026']);
+  });
+
   it('reads the window where the template puts it, and says what is wrong when it is not there', () => {
     const body = renderBody(payouts.bodyTemplate, window) as { inputReportParameters: Array<{ value: string }> };
     const ok = parseReportRequest('application/json', JSON.stringify(body), catalog.reports);

@@ -1,6 +1,7 @@
 import iconv from 'iconv-lite';
 import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from '../gateway/body-template.js';
+import { periodProblem } from './period-check.js';
 import { ConfigurationError } from '../errors.js';
 import { connectionName, DEFAULT_CONNECTION } from '../connections/connection.js';
 import { scheduleExpressionProblems } from '../time/schedule-expression.js';
@@ -347,6 +348,8 @@ export const reportDefinitionSchema = z
     });
     checkBodyAgreement(d, ctx);
     checkQualityColumns(d, ctx);
+    const period = periodProblem(d.bodyTemplate, d.window);
+    if (period) ctx.addIssue({ code: 'custom', message: period.message, path: ['bodyTemplate', ...period.path] });
   })
   // Runs even when other fields failed (`when`), so a half-filled proposal lists every placeholder at once.
   .superRefine(
