@@ -3,7 +3,7 @@ import iconv from 'iconv-lite';
 import type { ColumnDefinition, ColumnKind, ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { BOOLEAN_TOKENS, compilePattern, formatWithCompiledPattern } from '../../functions/core/csv/value-parsers.js';
 import type { LocalDateTime, ReportWindow } from '../../functions/core/time/window.js';
-import { rowCount, sfc32 } from './transactions.js';
+import { CURRENCIES, NEGATIVE_TYPES, POSITIVE_TYPES, rowCount, sfc32, STATUSES } from './transactions.js';
 
 /**
  * Rows for ANY report definition, from its columns alone: what the simulator answers for a report of the
@@ -21,6 +21,12 @@ import { rowCount, sfc32 } from './transactions.js';
  * ±2^53+1, 2^63−1 and −2^63; for decimals the largest and smallest values the type holds, negatives and
  * zero; for timestamps the window's first and last instants; for booleans every token the column reads, in
  * upper, lower and mixed case; empty values in nullable columns.
+ *
+ * Values stay plausible for what a text column holds, by its name or header (CODE_COLUMNS): a currency column
+ * holds currency codes whatever it is called after a rename, and takes no hard case (a real one never holds a
+ * delimiter). Declared `keys` stay unique within the window: a key column takes each hard case at most once,
+ * and a row whose key repeats an earlier one gets a serial instead, so a demo run is never FLAGGED by data the
+ * simulator made up.
  */
 
 type Gen = (rand: () => number, row: number, at: number) => string;
@@ -40,6 +46,22 @@ const representable = (s: string, encoding: string) => iconv.decode(iconv.encode
 
 const WORDS = ['Acme Online Store', 'Globex, Inc.', 'Blue Sky Travel Ltd.', 'Order #', 'Subscription', 'Tickets', 'SALE', 'REFUND'] as const;
 const NON_ASCII_WORDS = ['ООО «Ромашка»', 'Оплата заказа №', 'Магазин «Книги»', 'Café Müller'] as const;
+
+/** Text columns that hold codes from a short list, known by a word of their name or header (English or Russian). */
+const CODE_COLUMNS: ReadonlyArray<[words: readonly string[], values: readonly string[]]> = [
+  [['currency', 'ccy', 'curr', 'валюта'], CURRENCIES],
+  [['status', 'state', 'статус'], STATUSES],
+  [['type', 'тип'], [...POSITIVE_TYPES, ...NEGATIVE_TYPES]],
+  [['country', 'страна'], ['RU', 'KZ', 'AM', 'DE', 'US']],
+];
+
+const wordsOf = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+
+function codePlan(column: ColumnDefinition): ColumnPlan | undefined {
+  const words = new Set([...wordsOf(column.name), ...wordsOf(column.header)]);
+  const values = CODE_COLUMNS.find(([names]) => names.some((w) => words.has(w)))?.[1];
+  return values && { value: (rand) => values[Math.floor(rand() * values.length)]!, hard: [] };
+}
 
 function textPlan(delimiter: string, encoding: string): ColumnPlan {
   const fits = (s: string) => representable(s, encoding);
@@ -116,7 +138,7 @@ function booleanPlan(column: ColumnDefinition): ColumnPlan {
 
 /** Per kind, the simulator's values for a column of it. */
 const PLANS = {
-  string: (_column, report) => textPlan(report.delimiter, report.encoding),
+  string: (column, report) => codePlan(column) ?? textPlan(report.delimiter, report.encoding),
   bigint: () => bigintPlan(),
   decimal: (column) => decimalPlan(column.precision!, column.scale!),
   timestamp: (column, _report, window) => timePlan(column, window, 'timestamp'),
@@ -129,11 +151,37 @@ function planFor(column: ColumnDefinition, report: ReportDefinition, window: Rep
   return column.nullable ? { value: plan.value, hard: [...plan.hard, ''] } : plan;
 }
 
+/**
+ * Keeps the declared key unique in a window: the key's first column that can hold a serial (text, bigint, a decimal
+ * with room) takes one when the row's key repeats an earlier one. Keys made only of dates, times and booleans
+ * cannot be kept unique and are left as generated.
+ */
+function uniqueKeys(report: ReportDefinition): ((row: string[], i: number) => string[]) | undefined {
+  const keyIndexes = (report.keys ?? []).map((k) => report.columns.findIndex((c) => c.name === k)).filter((i) => i >= 0);
+  const serialAt = keyIndexes.find((i) => {
+    const c = report.columns[i]!;
+    return c.kind === 'string' || c.kind === 'bigint' || (c.kind === 'decimal' && c.precision! - c.scale! >= 10);
+  });
+  if (serialAt === undefined) return undefined;
+  const column = report.columns[serialAt]!;
+  const serial = (i: number) =>
+    column.kind === 'string' ? `K${i + 1}` : column.kind === 'bigint' ? String(2 ** 40 + i) : `${i + 1}${column.scale ? `.${'0'.repeat(column.scale)}` : ''}`;
+  const seen = new Set<string>();
+  return (row, i) => {
+    const key = () => JSON.stringify(keyIndexes.map((c) => row[c]));
+    if (seen.has(key())) row[serialAt] = serial(i);
+    seen.add(key());
+    return row;
+  };
+}
+
 /** The rows of one window, one at a time (the server streams them). */
 export function* definitionRows(report: ReportDefinition, login: string, window: ReportWindow, rowsPerDay: number): Generator<string[]> {
   const key = `${report.id}\n${login}\n${JSON.stringify(window)}`;
   const rand = sfc32(createHash('sha256').update(key).digest());
   const plans = report.columns.map((c) => planFor(c, report, window));
+  const isKey = report.columns.map((c) => report.keys?.includes(c.name) ?? false);
+  const unique = uniqueKeys(report);
   const n = rowCount(window, rowsPerDay);
   const cases = Math.max(0, ...plans.map((p) => p.hard.length));
   // Hard case k sits at row floor(k·n/cases): spread over the report, every one present when n ≥ cases.
@@ -146,12 +194,14 @@ export function* definitionRows(report: ReportDefinition, login: string, window:
     // Row i lies in [i·span/n, (i+1)·span/n): ascending and inside the half-open window.
     const at = start + Math.floor((i * span) / n) + Math.floor(rand() * Math.max(1, Math.floor(span / n)));
     const k = hardAt.get(i);
-    yield plans.map((plan, c) => {
-      if (k !== undefined && plan.hard.length) return plan.hard[k % plan.hard.length]!;
+    const row = plans.map((plan, c) => {
+      // A key column takes each of its hard cases once: cycling them would repeat a key.
+      if (k !== undefined && plan.hard.length && (!isKey[c] || k < plan.hard.length)) return plan.hard[k % plan.hard.length]!;
       // Now and then an empty value where the column allows it.
       if (report.columns[c]!.nullable && rand() < 0.05) return '';
       return plan.value(rand, i, at);
     });
+    yield unique ? unique(row, i) : row;
   }
 }
 

@@ -63,10 +63,10 @@ const MERCHANTS = [
   'Globex, Inc.',
 ] as const;
 
-const CURRENCIES = ['RUB', 'RUB', 'RUB', 'USD', 'EUR', 'KZT'] as const;
+export const CURRENCIES = ['RUB', 'RUB', 'RUB', 'USD', 'EUR', 'KZT'] as const;
 
-const POSITIVE_TYPES = ['SALE', 'SALE', 'SALE', 'SALE', 'CAPTURE', 'PREAUTH'] as const;
-const NEGATIVE_TYPES = ['REFUND', 'REFUND', 'CHARGEBACK', 'REVERSAL'] as const;
+export const POSITIVE_TYPES = ['SALE', 'SALE', 'SALE', 'SALE', 'CAPTURE', 'PREAUTH'] as const;
+export const NEGATIVE_TYPES = ['REFUND', 'REFUND', 'CHARGEBACK', 'REVERSAL'] as const;
 
 /** What a hard case forces on its row; everything else stays random. */
 interface HardCase {
@@ -226,7 +226,7 @@ export const DRIFTED_HEADER = [
   'Date_of_report',
 ] as const;
 
-const STATUSES = ['APPROVED', 'APPROVED', 'APPROVED', 'APPROVED', 'DECLINED', 'FILTERED', 'ERROR'] as const;
+export const STATUSES = ['APPROVED', 'APPROVED', 'APPROVED', 'APPROVED', 'DECLINED', 'FILTERED', 'ERROR'] as const;
 
 export function driftRow(row: string[]): string[] {
   const status = STATUSES[Number(BigInt(row[COL.Transaction_id]!) % BigInt(STATUSES.length))]!;
