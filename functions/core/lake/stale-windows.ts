@@ -142,15 +142,23 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = []):
  * writes: when it is not this checkout's, a reparse there would write the old definition again, so the line says
  * to deploy first.
  */
-export function staleStatus(report: StaleReport, windows: readonly RecordedWindow[], flags: readonly string[], checked: number, total: number): { verdict: 'OK' | 'TODO'; detail: string } {
+export function staleStatus(
+  report: StaleReport,
+  windows: readonly RecordedWindow[],
+  flags: readonly string[],
+  checked: number,
+  total: number,
+  { local = false }: { local?: boolean } = {},
+): { verdict: 'OK' | 'TODO'; detail: string } {
   const scope = checked < total ? `the newest ${checked} of ${total} windows` : `${count(total, 'window')}`;
   const newest = [...windows].filter((w) => w.table && w.table !== 'unrecorded').sort(byStart).at(-1)?.table as DefinitionRecord | undefined;
-  const deployedOther = newest && newest.fingerprint !== report.fingerprint;
+  // A local reparse parses with this checkout's catalog; only a deployment can still be running an older one.
+  const deployedOther = !local && newest && newest.fingerprint !== report.fingerprint;
   const needing = report.groups.filter((g) => g.change.verdict === 'stale' || g.change.verdict === 'unreadable');
   if (needing.length) {
     const effects = [...new Set(needing.flatMap((g) => g.change.changes.map((c) => c.effect)))].join('; ');
     const fix = deployedOther
-      ? `the newest load used definition ${newest.fingerprint}, not this checkout's: deploy this checkout first (npx cdk deploy), then rebuild them: ${reparseCommand(report.reportId, report.toReparse, flags)}`
+      ? `the newest load used definition ${newest!.fingerprint}, not this checkout's: deploy this checkout first (npx cdk deploy), then rebuild them: ${reparseCommand(report.reportId, report.toReparse, flags)}`
       : `rebuild them from their raw files: ${reparseCommand(report.reportId, report.toReparse, flags)}`;
     return {
       verdict: 'TODO',
