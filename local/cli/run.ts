@@ -272,7 +272,7 @@ async function loadWindows(run: RunState, pipeline: LocalPipeline, connections: 
 /** Windows of this lake written under another definition than the current one, and the command that rebuilds them. */
 async function printStaleNotices(run: RunState, pipeline: LocalPipeline): Promise<void> {
   const { lakeStaleNotices } = await import('../lake/stale-notice.js');
-  const stale = await lakeStaleNotices({ lakeDir: run.opts.lake, curatedBucket: pipeline.buckets.curated, reports: run.plan.reports });
+  const stale = await lakeStaleNotices({ lakeDir: run.opts.lake, buckets: pipeline.buckets, reports: run.plan.reports });
   if (stale.length) run.print([...stale, ''].join('\n'));
 }
 

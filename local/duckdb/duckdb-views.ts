@@ -5,6 +5,7 @@ import { tableFilesGlob } from '../../functions/core/lake/s3-keys.js';
 import { duckdbType, duckdbViewSql, PARTITION_KEYS, partitionKeyDuckdbType } from '../../functions/core/definitions/table-schema.js';
 import { S3RVER_OBJECT_SUFFIX } from '../lake/s3rver-files.js';
 import { viewEvolution } from './view-evolution.js';
+import type { RawCoverage } from '../../functions/core/lake/stale-windows.js';
 
 /**
  * The local stand-in for the Glue tables: one DuckDB view per report over the Parquet files the local
@@ -53,6 +54,8 @@ export async function createLakeViews(
     reports: readonly ReportDefinition[];
     /** Flags that end a `reports reparse` command for this lake (`--lake DIR`), quoted in the errors of stale files. */
     reparseFlags?: readonly string[];
+    /** Per report id, the windows with a raw file: a query's error advises a reparse of those only. */
+    raw?: ReadonlyMap<string, RawCoverage>;
   },
 ): Promise<LakeView[]> {
   const views: LakeView[] = [];
@@ -63,7 +66,7 @@ export async function createLakeViews(
     const files = Number(counted.getRows()[0]?.[0] ?? 0);
     // Files written under other columns (the definition changed since) are read as Athena reads them (view-evolution.ts).
     // A footer that cannot be read (a file cut short by a killed load) is left to the query to report, as before.
-    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? []).catch(() => undefined) : undefined;
+    const evolution = files > 0 ? await viewEvolution(connection, glob, report, options.reparseFlags ?? [], options.raw?.get(report.id)).catch(() => undefined) : undefined;
     await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns, evolution) : emptyViewSql(report.id, report.columns));
     views.push({ name: report.id, files, glob });
   }

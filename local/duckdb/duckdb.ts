@@ -4,6 +4,8 @@ import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { createLakeViews, type LakeView } from './duckdb-views.js';
 import { defineTrinoFunctions } from './trino-functions.js';
+import { rawStarts } from '../lake/footer-windows.js';
+import { parseWindowSize } from '../../functions/core/time/window.js';
 import { lakeReparseFlags, lakeStaleNotices } from '../lake/stale-notice.js';
 
 /**
@@ -96,8 +98,12 @@ export async function openLakeDatabase(options: OpenLakeOptions): Promise<LakeDa
   let notices: string[];
   try {
     await defineTrinoFunctions(connection);
-    views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports, reparseFlags: lakeReparseFlags(options.lakeDir) });
-    notices = options.staleNotices === false ? [] : await lakeStaleNotices({ lakeDir: options.lakeDir, curatedBucket, reports });
+    const rawBucket = bucketNames(options.environment ?? LOCAL_ENVIRONMENT).raw;
+    const raw = new Map(
+      await Promise.all(reports.map(async (r) => [r.id, { starts: await rawStarts(options.lakeDir, rawBucket, r.id), size: parseWindowSize(r.window) }] as const)),
+    );
+    views = await createLakeViews(connection, { lakeDir: options.lakeDir, curatedBucket, reports, reparseFlags: lakeReparseFlags(options.lakeDir), raw });
+    notices = options.staleNotices === false ? [] : await lakeStaleNotices({ lakeDir: options.lakeDir, buckets: bucketNames(options.environment ?? LOCAL_ENVIRONMENT), reports });
   } catch (e) {
     close();
     throw e;

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { reparseCommand, windowList, type RecordedWindow } from '../../functions/core/lake/stale-windows.js';
+import { reparseAdvice, windowList, type RawCoverage, type RecordedWindow } from '../../functions/core/lake/stale-windows.js';
 import { athenaType, literal, parquetElement, parquetTypeLabel, type ViewEvolution } from '../../functions/core/definitions/table-schema.js';
 import { parseCuratedKey } from '../../functions/core/lake/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
@@ -22,14 +22,14 @@ function windowOfFile(file: string, report: Pick<ReportDefinition, 'window'>): R
 }
 
 /** The error a query gets when it reads `column` in files whose Parquet type is not the definition's. */
-function unreadableMessage(report: ReportDefinition, column: ReportDefinition['columns'][number], files: Map<string, string>, flags: readonly string[]): string {
+function unreadableMessage(report: ReportDefinition, column: ReportDefinition['columns'][number], files: Map<string, string>, flags: readonly string[], raw?: RawCoverage): string {
   const windows = [...files.keys()].map((f) => windowOfFile(f, report)).filter((w): w is RecordedWindow => w !== undefined);
   const written = [...new Set(files.values())].join(' or ');
   return (
     `Column ${column.name} of "${report.id}" is ${written} in the Parquet files of ${windows.length} window(s) (${windowList(windows)}), ` +
     `but the definition now says ${athenaType(column)} (${parquetTypeLabel(parquetElement(column))}): Athena fails a query that reads it there ` +
     `(HIVE_BAD_DATA: … incompatible with type ${athenaType(column)} defined in table schema), and so does this view. ` +
-    `Rebuild those windows from their raw files: ${reparseCommand(report.id, windows, flags)}`
+    `Rebuild those windows from their raw files: ${reparseAdvice(report.id, windows, flags, raw)}`
   );
 }
 
@@ -38,6 +38,7 @@ export async function viewEvolution(
   glob: string,
   report: ReportDefinition,
   flags: readonly string[],
+  raw?: RawCoverage,
 ): Promise<ViewEvolution | undefined> {
   const read = await connection.runAndReadAll(
     `SELECT file_name, name, type, converted_type, precision, scale FROM parquet_schema(${literal(glob)}) WHERE type IS NOT NULL`,
@@ -61,7 +62,7 @@ export async function viewEvolution(
       const type = columns.get(column.name);
       if (type !== undefined && type !== wanted.get(column.name)) differing.set(file, type);
     }
-    if (differing.size) unreadable.set(column.name, { files: [...differing.keys()], message: unreadableMessage(report, column, differing, flags) });
+    if (differing.size) unreadable.set(column.name, { files: [...differing.keys()], message: unreadableMessage(report, column, differing, flags, raw) });
   }
   return { absent, unreadable };
 }

@@ -3,11 +3,10 @@ import { join, resolve } from 'node:path';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { areaPrefix } from '../../functions/core/lake/s3-keys.js';
-import { commandTime, staleReport, staleStatus } from '../../functions/core/lake/stale-windows.js';
+import { commandTime, staleStatus } from '../../functions/core/lake/stale-windows.js';
 import { showPath } from '../../functions/core/shown-path.js';
-import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 import { S3RVER_OBJECT_SUFFIX, s3rverFiles } from './s3rver-files.js';
-import { lakeReparseFlags } from './stale-notice.js';
+import { lakeReparseFlags, lakeStaleReport } from './stale-notice.js';
 
 /**
  * `reports status --lake [DIR]`: what the local lake holds, per report, from the manifests on disk (no AWS, no
@@ -73,9 +72,10 @@ function findingsItem(report: ReportDefinition, manifests: ReadonlyArray<Partial
   return { item, verdict: 'TODO', detail: `${flagged.length} FLAGGED of ${scope} (docs/operations.md, "Data checks"): ${named.join(' | ')}` };
 }
 
-function staleItem(report: ReportDefinition, manifests: ReadonlyArray<Partial<LoadManifest>>, lakeDir: string): LakeStatusItem {
-  const windows = manifests.map(recordedWindowOf).filter((w) => w !== undefined);
-  const { verdict, detail } = staleStatus(staleReport(report.id, report.columns, windows), windows, lakeReparseFlags(lakeDir), windows.length, windows.length, { local: true });
+/** The banner's judgement and count (stale-notice.ts lakeStaleReport): manifests and table files agreed, raw files known. */
+async function staleItem(report: ReportDefinition, lakeDir: string): Promise<LakeStatusItem> {
+  const { stale, windows, raw } = await lakeStaleReport(lakeDir, report);
+  const { verdict, detail } = staleStatus(stale, windows, lakeReparseFlags(lakeDir), windows.length, windows.length, { local: true, raw });
   return { item: `stale ${report.id}`, verdict, detail };
 }
 
@@ -109,7 +109,7 @@ export async function lakeStatus(options: { lakeDir: string; curatedBucket: stri
     items.push(
       newestItem(report, manifests),
       findingsItem(report, manifests, options.now ?? new Date()),
-      staleItem(report, manifests, options.lakeDir),
+      await staleItem(report, options.lakeDir),
       await rejectsItem(report, manifests, options.lakeDir),
     );
   }

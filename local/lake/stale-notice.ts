@@ -1,7 +1,10 @@
 import { resolve } from 'node:path';
 import type { ColumnDefinition, ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { staleNotice, staleReport, staleStatus } from '../../functions/core/lake/stale-windows.js';
+import { staleNotice, staleReport, staleStatus, type RawCoverage, type RecordedWindow, type StaleReport } from '../../functions/core/lake/stale-windows.js';
+import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
+import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
+import { rawStarts, tableFiles, withTableFiles } from './footer-windows.js';
 import { showPath } from '../../functions/core/shown-path.js';
 import { bucketWindows, lakeWindows } from './manifest-windows.js';
 
@@ -19,12 +22,30 @@ export function lakeReparseFlags(lakeDir: string): string[] {
   return [`--lake ${/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`}`];
 }
 
+/**
+ * A report's windows in the local lake as a reader sees them: the manifests' record made to agree with the table
+ * files on disk (footer-windows.ts), judged against the current definition, and which windows have a raw file.
+ * The banner, `reports status --lake` and a query's error all count from here, so they give one number.
+ */
+export async function lakeStaleReport(
+  lakeDir: string,
+  report: Pick<ReportDefinition, 'id' | 'columns' | 'window'>,
+  buckets: { curated: string; raw: string } = bucketNames(LOCAL_ENVIRONMENT),
+): Promise<{ stale: StaleReport; windows: RecordedWindow[]; raw: RawCoverage }> {
+  const size = parseWindowSize(report.window);
+  const windowEnd = (start: string) => formatLocalDateTime(windowAt(parseLocalDateTime(start), size).end);
+  const files = await tableFiles(lakeDir, buckets.curated, report.id);
+  const windows = await withTableFiles(await lakeWindows(lakeDir, buckets.curated, report.id), files, report.columns, windowEnd);
+  const raw = { starts: await rawStarts(lakeDir, buckets.raw, report.id), size };
+  return { stale: staleReport(report.id, report.columns, windows), windows, raw };
+}
+
 /** The notice lines for every report of the lake (none when every table file is its current definition's). */
-export async function lakeStaleNotices(options: { lakeDir: string; curatedBucket: string; reports: readonly ReportDefinition[] }): Promise<string[]> {
+export async function lakeStaleNotices(options: { lakeDir: string; buckets?: { curated: string; raw: string }; reports: readonly ReportDefinition[] }): Promise<string[]> {
   const lines: string[] = [];
   for (const report of options.reports) {
-    const windows = await lakeWindows(options.lakeDir, options.curatedBucket, report.id);
-    lines.push(...staleNotice(staleReport(report.id, report.columns, windows), lakeReparseFlags(options.lakeDir)));
+    const { stale, raw } = await lakeStaleReport(options.lakeDir, report, options.buckets);
+    lines.push(...staleNotice(stale, lakeReparseFlags(options.lakeDir), raw));
   }
   return lines;
 }

@@ -1,6 +1,7 @@
 import { classifyChange, type ChangeVerdict, type DefinitionChange } from '../definitions/change.js';
 import { definitionRecord, type DefinitionRecord } from '../definitions/fingerprint.js';
 import type { ColumnDefinition } from '../definitions/report-definition.js';
+import { formatLocalDateTime, parseLocalDateTime, windowsBetween, type WindowSize } from '../time/window.js';
 
 /**
  * Which windows of a report hold a table file written under another definition than the current one, what that
@@ -94,6 +95,42 @@ export function reparseCommand(reportId: string, windows: readonly RecordedWindo
   return ['npm run reports -- reparse', `--report ${reportId}`, `--from ${commandTime(sorted[0]?.start ?? '')}`, `--to ${commandTime(last)}`, ...flags].join(' ');
 }
 
+/** Which windows of a report have a raw file (a reparse rebuilds only those), and the report's window size. */
+export interface RawCoverage {
+  starts: ReadonlySet<string>;
+  size: WindowSize;
+}
+
+/** At most this many commands, one per stretch of windows with raw files; past it, one command over the whole range. */
+const MOST_COMMANDS = 3;
+
+/**
+ * The `reports reparse` advice for windows: with `raw`, commands over the stretches that have raw files only (a
+ * window without one has nothing to rebuild), and how many windows of the range lack one; without, one command
+ * over the range, as reparseCommand.
+ */
+export function reparseAdvice(reportId: string, windows: readonly RecordedWindow[], flags: readonly string[] = [], raw?: RawCoverage): string {
+  const sorted = [...windows].sort(byStart);
+  if (!raw || !sorted.length) return reparseCommand(reportId, sorted, flags);
+  const lastEnd = sorted.reduce((end, w) => (w.end > end ? w.end : end), sorted[0]!.end);
+  const range = windowsBetween(parseLocalDateTime(sorted[0]!.start), parseLocalDateTime(lastEnd), raw.size).map((w) => ({
+    start: formatLocalDateTime(w.start),
+    end: formatLocalDateTime(w.end),
+  }));
+  const missing = range.filter((w) => !raw.starts.has(w.start)).length;
+  if (!missing) return reparseCommand(reportId, sorted, flags);
+  const wanted = new Set(sorted.map((w) => w.start));
+  const stretches: RecordedWindow[][] = [[]];
+  for (const w of range) {
+    if (!raw.starts.has(w.start)) stretches.push([]);
+    else if (wanted.has(w.start)) stretches.at(-1)!.push(w);
+  }
+  const runs = stretches.filter((r) => r.length);
+  const lacking = `${missing} of the ${range.length} windows from ${commandTime(range[0]!.start)} to ${commandTime(lastEnd)} have no raw file, never fetched: nothing to rebuild there, load them with npm start or backfill`;
+  if (runs.length && runs.length <= MOST_COMMANDS) return `${runs.map((r) => reparseCommand(reportId, r, flags)).join(' and ')} (${lacking})`;
+  return `${reparseCommand(reportId, sorted, flags)} (the reparse skips the windows without a raw file: ${lacking})`;
+}
+
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 const were = (n: number) => (n === 1 ? 'was' : 'were');
 
@@ -101,7 +138,7 @@ const were = (n: number) => (n === 1 ? 'was' : 'were');
  * What a reader prints: nothing when every table file is the current definition's; else a paragraph per kind.
  * `flags` end the command (`--lake DIR`, `--environment NAME`).
  */
-export function staleNotice(report: StaleReport, flags: readonly string[] = []): string[] {
+export function staleNotice(report: StaleReport, flags: readonly string[] = [], raw?: RawCoverage): string[] {
   const lines: string[] = [];
   const name = `"${report.reportId}"`;
   const needing = report.groups.filter((g) => g.change.verdict === 'stale' || g.change.verdict === 'unreadable');
@@ -120,7 +157,7 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = []):
         );
       }
     }
-    lines.push(`  Rebuild them from the raw files already stored (no gateway request): ${reparseCommand(report.reportId, report.toReparse, flags)}`);
+    lines.push(`  Rebuild them from the raw files already stored (no gateway request): ${reparseAdvice(report.reportId, report.toReparse, flags, raw)}`);
   }
   for (const g of report.groups.filter((x) => x.change.verdict === 'compatible' || x.change.verdict === 'same')) {
     const what = g.change.changes.map((c) => c.effect).join('; ') || 'the same columns';
@@ -148,7 +185,7 @@ export function staleStatus(
   flags: readonly string[],
   checked: number,
   total: number,
-  { local = false }: { local?: boolean } = {},
+  { local = false, raw }: { local?: boolean; raw?: RawCoverage } = {},
 ): { verdict: 'OK' | 'TODO'; detail: string } {
   const scope = checked < total ? `the newest ${checked} of ${total} windows` : `${count(total, 'window')}`;
   const newest = [...windows].filter((w) => w.table && w.table !== 'unrecorded').sort(byStart).at(-1)?.table as DefinitionRecord | undefined;
@@ -158,8 +195,8 @@ export function staleStatus(
   if (needing.length) {
     const effects = [...new Set(needing.flatMap((g) => g.change.changes.map((c) => c.effect)))].join('; ');
     const fix = deployedOther
-      ? `the newest load used definition ${newest!.fingerprint}, not this checkout's: deploy this checkout first (npx cdk deploy), then rebuild them: ${reparseCommand(report.reportId, report.toReparse, flags)}`
-      : `rebuild them from their raw files: ${reparseCommand(report.reportId, report.toReparse, flags)}`;
+      ? `the newest load used definition ${newest!.fingerprint}, not this checkout's: deploy this checkout first (npx cdk deploy), then rebuild them: ${reparseAdvice(report.reportId, report.toReparse, flags, raw)}`
+      : `rebuild them from their raw files: ${reparseAdvice(report.reportId, report.toReparse, flags, raw)}`;
     return {
       verdict: 'TODO',
       detail: `${count(report.toReparse.length, 'window')} (${windowList(report.toReparse)}) written under another definition than this checkout's (${report.fingerprint}): ${effects}. To fix, ${fix}`,
