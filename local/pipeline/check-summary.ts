@@ -47,7 +47,7 @@ export const PERIOD_DOC = 'docs/add-a-report.md, "The period a body asks for"';
 /**
  * A window that loaded no record, said at once: the volume check speaks only after weeks of history, and a
  * template whose period holds nothing (an inclusive "to" without its time) otherwise loads as success every day.
- * Silent when the volume check judged the window, since its finding says it.
+ * Silent once the volume check judged the window: its finding, or its band holding 0, has said it.
  */
 export function emptyWindowNote(
   report: Pick<ReportDefinition, 'bodyTemplate'>,
@@ -55,6 +55,8 @@ export function emptyWindowNote(
   records: number | undefined,
   checks?: readonly QualityCheck[],
 ): string | undefined {
-  if (records !== 0 || checkMark(checks) === 'FLAGGED') return undefined;
+  // History that judged the window (a finding, or a band that holds 0) has said what there is to say.
+  const judged = checks?.some((c) => c.check === 'volume-rows' && c.outcome !== 'skipped');
+  if (records !== 0 || judged || checkMark(checks) === 'FLAGGED') return undefined;
   return `0 records: is the period right? The body asked for ${describePeriod(report.bodyTemplate, window)} (${PERIOD_DOC}).`;
 }
