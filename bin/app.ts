@@ -9,7 +9,7 @@ import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.j
 
 /**
  * The CDK app: one stack per config/environments/<name>.json (PaynetReports-<name>), checked by
- * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs on every synthesis.
+ * cdk-nag's AWS Solutions and PCI DSS 3.2.1 packs and AWS Control Tower's proactive controls on every synthesis.
  *
  * Context:
  *   -c handlerEntry=<file>   bundle this module for every function instead of the real handlers (an offline

@@ -38,6 +38,8 @@ type FunctionDefaults = Pick<FetchProps, 'environment' | 'key' | 'logLevel' | 'l
  * egress address for the fetch function and alarms in chat; in a governed account, tags and a permissions boundary.
  */
 export class ReportsPipelineStack extends Stack {
+  /** The environment the stack was built from: the Control Tower exemptions that depend on a setting read it. */
+  readonly config: EnvironmentConfig;
   readonly lake: Lake;
   readonly credentials: Credentials;
   readonly fetch: Fetch;
@@ -64,6 +66,7 @@ export class ReportsPipelineStack extends Stack {
       env: c.account || c.region ? { account: c.account, region: c.region } : undefined,
       ...props,
     });
+    this.config = c;
     applyGovernance(this, { environment: c.name, permissionsBoundaryArn: c.permissionsBoundaryArn, tags: c.tags });
 
     // Retained, except when the create itself rolls back: CloudFormation applies plain Retain to a failed first
@@ -137,6 +140,7 @@ export class ReportsPipelineStack extends Stack {
       curatedNoncurrentVersionExpiration: Duration.days(c.curated.noncurrentVersionExpirationDays),
       resultsExpiration: Duration.days(c.athena.resultsExpirationDays),
       accessLogsExpiration: Duration.days(c.logRetentionDays),
+      rawObjectLock: c.raw.objectLock,
     });
   }
 

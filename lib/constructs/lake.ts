@@ -20,6 +20,8 @@ export interface LakeProps {
   readonly resultsExpiration: Duration;
   /** Server access logs expire after this long (PCI DSS 10.7: at least a year in production). */
   readonly accessLogsExpiration: Duration;
+  /** Opt in: S3 Object Lock on the raw bucket, each version kept unaltered this long in this mode. */
+  readonly rawObjectLock?: { readonly mode: 'GOVERNANCE' | 'COMPLIANCE'; readonly days: number };
 }
 
 /**
@@ -33,6 +35,16 @@ const dropExpiredVersions = (noncurrentFor: Duration): s3.LifecycleRule => ({
   expiredObjectDeleteMarker: true,
   noncurrentVersionExpiration: noncurrentFor,
 });
+
+/**
+ * The bucket's events go to the account's default EventBridge bus, set on the bucket resource itself: Control Tower's
+ * CT.S3.PR.4 asks every bucket for a notification configuration there, and S3 events on the default bus cost nothing
+ * until a rule matches them (a consumer of new Parquet files, say). Not the raw bucket: CDK's notifications custom
+ * resource owns its configuration (the parse queue), and two writers of one configuration undo each other.
+ */
+function sendsToEventBridge(bucket: s3.Bucket): void {
+  (bucket.node.defaultChild as s3.CfnBucket).addPropertyOverride('NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled', true);
+}
 
 /** Streamed uploads are multipart: drop the parts of a crashed one. */
 const ABORT_UPLOADS_AFTER = Duration.days(7);
@@ -66,8 +78,8 @@ export class Lake extends Construct {
     });
     this.allowCloudWatchLogs();
 
-    // Shared by all four buckets: no public access, TLS 1.2+ only, owner-enforced objects, no EventBridge
-    // (the parse construct subscribes an SQS queue to the raw bucket instead).
+    // Shared by all four buckets: no public access, TLS 1.2+ only, owner-enforced objects. EventBridge is not set
+    // here: CDK would write it through its notifications custom resource (sendsToEventBridge below).
     const common: s3.BucketProps = {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -94,6 +106,7 @@ export class Lake extends Construct {
     this.rawBucket = this.addRawBucket(encrypted, names, props);
     this.curatedBucket = this.addCuratedBucket(encrypted, names, props);
     this.resultsBucket = this.addResultsBucket(encrypted, props);
+    for (const bucket of [this.curatedBucket, this.resultsBucket, this.accessLogsBucket]) sendsToEventBridge(bucket);
     this.acknowledgeNoReplication();
   }
 
@@ -110,9 +123,17 @@ export class Lake extends Construct {
   }
 
   private addRawBucket(encrypted: s3.BucketProps, names: BucketNames, props: LakeProps): s3.Bucket {
+    const lock = props.rawObjectLock;
     return new s3.Bucket(this, 'Raw', {
       ...encrypted,
       bucketName: names.raw,
+      // The raw reports are what an audit asks for: a default retention locks every version as it is written, the
+      // re-fetch that overwrites a key included, so what the gateway sent then stays readable for the whole period.
+      ...(lock && {
+        objectLockEnabled: true,
+        objectLockDefaultRetention:
+          lock.mode === 'COMPLIANCE' ? s3.ObjectLockRetention.compliance(Duration.days(lock.days)) : s3.ObjectLockRetention.governance(Duration.days(lock.days)),
+      }),
       serverAccessLogsPrefix: 'raw/',
       lifecycleRules: [
         {

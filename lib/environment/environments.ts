@@ -225,6 +225,17 @@ export const environmentSchema = z
         storageClass: z.enum(['GLACIER_INSTANT_RETRIEVAL', 'INFREQUENT_ACCESS']).default('GLACIER_INSTANT_RETRIEVAL'),
         /** Older versions (re-fetches overwrite the raw key) are evidence of what the gateway said then: keep a year. */
         noncurrentVersionExpirationDays: days(1).default(365),
+        /**
+         * Opt in: S3 Object Lock on the raw bucket, every version (each re-fetch's too) kept unaltered for `days`
+         * (docs/deploy.md, "Object Lock"). COMPLIANCE cannot be shortened or lifted by anyone, root included.
+         */
+        objectLock: z
+          .object({
+            mode: z.enum(['GOVERNANCE', 'COMPLIANCE']),
+            days: days(1),
+          })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({ transitionAfterDays: 30, storageClass: 'GLACIER_INSTANT_RETRIEVAL', noncurrentVersionExpirationDays: 365 }),
@@ -315,6 +326,13 @@ export const environmentSchema = z
   .superRefine((e, ctx) => {
     if (e.raw.storageClass === 'INFREQUENT_ACCESS' && e.raw.transitionAfterDays < 30) {
       ctx.addIssue({ code: 'custom', message: 'S3 moves objects to INFREQUENT_ACCESS only after >= 30 days', path: ['raw', 'transitionAfterDays'] });
+    }
+    if (e.raw.objectLock && e.removalPolicy === 'destroy') {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Object Lock keeps the raw versions past a `cdk destroy`, which would fail emptying the bucket: use removalPolicy "retain" with it',
+        path: ['raw', 'objectLock'],
+      });
     }
     if (e.parse.reservedConcurrency !== null && e.parse.reservedConcurrency < 2) {
       ctx.addIssue({ code: 'custom', message: "must be >= 2 or null: the SQS poller's maximum concurrency is at least 2", path: ['parse', 'reservedConcurrency'] });

@@ -1,6 +1,7 @@
-import { Tags, type Stack } from 'aws-cdk-lib';
+import { Aspects, Tags, type Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { NAME_PREFIX } from '../../functions/core/naming.js';
+import { KeyGrantsForAwsServicesOnly } from './key-grants.js';
 
 export interface GovernanceProps {
   readonly environment: string;
@@ -12,7 +13,7 @@ export interface GovernanceProps {
 
 /**
  * What a governed AWS organisation asks of every stack (docs/deploy.md, "Governed accounts"): tags on every resource,
- * and a permissions boundary on every role. Both act on the whole stack, CDK's own helper functions included (the
+ * a permissions boundary on every role, and KMS grants for AWS services only on every key (lib/policies/key-grants.ts). Both act on the whole stack, CDK's own helper functions included (the
  * bucket-notification handler, the auto-delete-objects provider, the default-security-group restriction), so a role
  * added later needs nothing to comply.
  *
@@ -24,6 +25,7 @@ export function applyGovernance(stack: Stack, props: GovernanceProps): void {
   Tags.of(stack).add('project', NAME_PREFIX);
   Tags.of(stack).add('environment', props.environment);
   for (const [key, value] of Object.entries(props.tags)) Tags.of(stack).add(key, value);
+  Aspects.of(stack).add(new KeyGrantsForAwsServicesOnly());
   if (props.permissionsBoundaryArn) {
     iam.PermissionsBoundary.of(stack).apply(iam.ManagedPolicy.fromManagedPolicyArn(stack, 'PermissionsBoundary', props.permissionsBoundaryArn));
   }
