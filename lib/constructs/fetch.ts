@@ -201,9 +201,16 @@ export class Fetch extends Construct {
     props.credentials.grantRead(fn);
     grantObjectWrite(fn, props.rawBucket, [RAW_PREFIX], { tagging: true });
     // The VPC's S3 endpoint lets through exactly these writes of this role: nothing else of the VPC's can reach S3 by it.
+    // The role is named by aws:PrincipalArn under Principal "*", the form AWS's endpoint-policy page gives for gateway
+    // endpoints: the caller is the function's assumed-role session, which a role ARN as Principal may not match.
     const writes = objectWrite(props.rawBucket, [RAW_PREFIX], { tagging: true });
     props.egress?.s3Endpoint?.addToPolicy(
-      new iam.PolicyStatement({ principals: [new iam.ArnPrincipal(this.function.role.roleArn)], actions: writes.actions, resources: writes.resourceArns }),
+      new iam.PolicyStatement({
+        principals: [new iam.AnyPrincipal()],
+        actions: writes.actions,
+        resources: writes.resourceArns,
+        conditions: { ArnEquals: { 'aws:PrincipalArn': this.function.role.roleArn } },
+      }),
     );
   }
 

@@ -22,6 +22,7 @@ export interface ControlFinding {
   /** The environment's stack (PaynetReports-production). */
   readonly stack: string;
   readonly logicalId: string;
+  /** The template file, in the cloud assembly. */
   readonly template: string;
   readonly description: string;
   readonly fix: string;
@@ -29,6 +30,8 @@ export interface ControlFinding {
 
 /** What one validation found: the findings no exemption covers, and those it does with the exemption that did. */
 export interface ControlTowerResult {
+  /** The templates cfn-guard read: each stack's and each of its nested stacks'. */
+  readonly templates: string[];
   readonly findings: ControlFinding[];
   readonly exempted: Array<{ finding: ControlFinding; exemption: Exemption }>;
 }
@@ -45,7 +48,8 @@ export class ControlTowerChecks implements IPolicyValidationPluginBeta1 {
   private readonly guard: CfnGuardValidator;
 
   constructor(private readonly exemptions: readonly Exemption[] = CONTROL_TOWER_EXEMPTIONS) {
-    // cfn-guard's JSON report grows with the template: Node's 1 MB default cut it off on the production stack.
+    // cfn-guard's JSON report grows with the templates (a stack and its 16 shards) and their findings: past Node's
+    // 1 MB default the plugin would fail on the report's size, not on a finding.
     this.guard = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 });
     this.version = this.guard.version ?? '0.0.0';
   }
@@ -70,7 +74,7 @@ export function runControlTower(
   const stacks = stacksByTemplate(app);
   const paths = templatePaths.flatMap((p) => [p, ...nestedTemplatesOf(stacks.get(basename(p)), dirname(p))]);
   const report = guard.validate({ templatePaths: paths } as unknown as Parameters<CfnGuardValidator['validate']>[0]);
-  const result: ControlTowerResult = { findings: [], exempted: [] };
+  const result: ControlTowerResult = { templates: paths, findings: [], exempted: [] };
   for (const v of report.violations) {
     for (const r of v.violatingResources) {
       const finding = findingOf(v, r.resourceLogicalId, r.templatePath, stacks);
@@ -108,7 +112,7 @@ function findingOf(v: PolicyViolationBeta1, logicalId: string, template: string,
   const element = stack && logicalId ? elementOf(stack, logicalId) : undefined;
   const resource = element && top ? element.node.path.slice(top.node.path.length + 1) : String(logicalId);
   const control = /^\[(CT\.[A-Z0-9]+\.PR\.\d+)\]/.exec(v.description)?.[1] ?? v.ruleName;
-  return { control, resource, stack: top?.stackName ?? basename(template), logicalId, template: basename(template), description: v.description, fix: v.fix ?? '' };
+  return { control, resource, stack: top?.stackName ?? basename(template), logicalId, template, description: v.description, fix: v.fix ?? '' };
 }
 
 function elementOf(stack: Stack, logicalId: string): IConstruct | undefined {

@@ -70,12 +70,20 @@ export const CONTROL_TOWER_EXEMPTIONS: readonly Exemption[] = [
   },
   {
     control: 'CT.S3.PR.9',
-    resources: /^Lake\/(Curated|AthenaResults|AccessLogs)\/Resource$/,
-    what: 'the curated, Athena results and access-log buckets',
+    resources: /^Lake\/(Curated|AthenaResults)\/Resource$/,
+    what: 'the curated and Athena results buckets',
     reason:
-      'Curated Parquet is rebuilt from raw by design (a reparse overwrites it), query results and access logs expire by ' +
-      'lifecycle rules; a lock would keep every rebuilt or expired object for the whole period at full price.',
+      'Curated Parquet is rebuilt from raw by design (a reparse overwrites it) and query results expire within days; ' +
+      'a lock would keep every rebuilt or expired object for the whole period at full price.',
     documentation: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html',
+    customer: ASK_ADMIN,
+  },
+  {
+    control: 'CT.S3.PR.9',
+    resources: /^Lake\/AccessLogs\/Resource$/,
+    what: 'the access-log bucket',
+    reason: "S3's guide to Object Lock says a bucket with Object Lock cannot be the destination of server access logs.",
+    documentation: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock-configure.html',
     customer: ASK_ADMIN,
   },
   {

@@ -1,4 +1,5 @@
-import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InvokeCommand, ResourceNotReadyException, type LambdaClient } from '@aws-sdk/client-lambda';
 import { formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import type { WindowResult } from './backfill-runner.js';
 
@@ -54,15 +55,27 @@ function describeResult(result: unknown): string | undefined {
   return undefined;
 }
 
-export function lambdaWindowRunner(options: { client: LambdaClient; functionName: string; reportId: string }) {
+/**
+ * How long an invocation waits for a function that is not ready: a function in a VPC idle for weeks turns Inactive,
+ * and Lambda answers ResourceNotReadyException until it has made the function's network interfaces again (usually a
+ * minute or two; docs/deploy.md, "Governed accounts"). Tried again every 10 s for up to 5 minutes.
+ */
+export const NOT_READY_RETRY = { everyMs: 10_000, forMs: 5 * 60_000 };
+
+export function lambdaWindowRunner(options: {
+  client: LambdaClient;
+  functionName: string;
+  reportId: string;
+  notReady?: { everyMs: number; forMs: number };
+}) {
+  const notReady = options.notReady ?? NOT_READY_RETRY;
   return async (window: ReportWindow): Promise<WindowResult> => {
-    const response = await options.client.send(
-      new InvokeCommand({
-        FunctionName: options.functionName,
-        InvocationType: 'RequestResponse',
-        Payload: Buffer.from(JSON.stringify(backfillRequest(options.reportId, window))),
-      }),
-    );
+    const command = new InvokeCommand({
+      FunctionName: options.functionName,
+      InvocationType: 'RequestResponse',
+      Payload: Buffer.from(JSON.stringify(backfillRequest(options.reportId, window))),
+    });
+    const response = await invokeWhenReady(options.client, command, notReady);
     const payload = decode(response.Payload);
     if (response.FunctionError) {
       // "Unhandled" (the handler threw) or "Handled"; either way the payload names the error.
@@ -75,4 +88,16 @@ export function lambdaWindowRunner(options: { client: LambdaClient; functionName
     }
     return { ok: true, detail: describeResult(payload) };
   };
+}
+
+/** Sends the invocation, again while Lambda says the function is not ready yet, for as long as `notReady` allows. */
+async function invokeWhenReady(client: LambdaClient, command: InvokeCommand, notReady: { everyMs: number; forMs: number }) {
+  for (let waited = 0; ; waited += notReady.everyMs) {
+    try {
+      return await client.send(command);
+    } catch (e) {
+      if (!(e instanceof ResourceNotReadyException) || waited + notReady.everyMs > notReady.forMs) throw e;
+      await sleep(notReady.everyMs);
+    }
+  }
 }

@@ -112,6 +112,26 @@ function natAllocationsOfFetch(p: SynthesizedPipeline): Cfn[] {
   });
 }
 
+/**
+ * Whether an endpoint policy allows a principal's request, as IAM evaluates one: an Allow statement for any principal
+ * ("*") naming the action and the resource, whose conditions all hold; only ArnEquals on aws:PrincipalArn is known
+ * here, any other condition counts as not met (so an unknown form shows as a refusal, never as a grant).
+ */
+function endpointAllows(statements: Cfn[], principalArn: Cfn, action: string, resource: Cfn): boolean {
+  const same = (a: Cfn, b: Cfn) => JSON.stringify(a) === JSON.stringify(b);
+  return statements.some(
+    (st) =>
+      st.Effect === 'Allow' &&
+      (st.Principal === '*' || same(st.Principal, { AWS: '*' })) &&
+      ([st.Action].flat() as string[]).includes(action) &&
+      [st.Resource].flat().some((r: Cfn) => same(r, resource)) &&
+      Object.entries((st.Condition ?? {}) as Record<string, Record<string, Cfn>>).every(
+        ([operator, keys]) =>
+          operator === 'ArnEquals' && Object.entries(keys).every(([key, v]) => key === 'aws:PrincipalArn' && [v].flat().some((x: Cfn) => same(x, principalArn))),
+      ),
+  );
+}
+
 /** A resource's tags as a map, from either form CloudFormation takes (a Key/Value list or a map). */
 function tagMap(tags: Cfn): Record<string, string> {
   if (Array.isArray(tags)) return Object.fromEntries(tags.map((t: { Key: string; Value: string }) => [t.Key, t.Value]));
@@ -202,7 +222,18 @@ describe('a new environment file, as a new user writes it: static IP, boundary, 
       endpointStatements.map((st) => ({ Action: st.Action, Resource: st.Resource })),
       roleS3.map((st) => ({ Action: st.Action, Resource: st.Resource })),
     );
-    for (const st of endpointStatements) assert.deepEqual(st.Principal, { AWS: { 'Fn::GetAtt': [roleId, 'Arn'] } });
+    // Gateway endpoints match the caller by aws:PrincipalArn (the role behind the function's session), under Principal "*".
+    const fetchRole = { 'Fn::GetAtt': [roleId, 'Arn'] };
+    const parseRole = { 'Fn::GetAtt': [logicalIdOf(p.stack, p.stack.parse.function.role), 'Arn'] };
+    for (const st of roleS3) {
+      for (const action of [st.Action].flat() as string[]) {
+        for (const resource of [st.Resource].flat()) {
+          assert.ok(endpointAllows(endpointStatements, fetchRole, action, resource), `the fetch role's ${action} passes the endpoint`);
+          assert.ok(!endpointAllows(endpointStatements, parseRole, action, resource), `another role's ${action} does not`);
+        }
+      }
+    }
+    assert.ok(!endpointAllows(endpointStatements, fetchRole, 's3:GetObject', [roleS3[0].Resource].flat()[0]), 'nor a read of the fetch role');
   });
 
   it('logs every flow into an encrypted log group with the retention, through a role only flow logs of this account may assume', () => {

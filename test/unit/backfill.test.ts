@@ -2,7 +2,7 @@ import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, it } from 'node:test';
-import { InvokeCommand, LambdaClient, ResourceNotFoundException } from '@aws-sdk/client-lambda';
+import { InvokeCommand, LambdaClient, ResourceNotFoundException, ResourceNotReadyException } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { AuthenticationRefused, ConfigurationError, GatewayUnavailable, SchemaDrift } from '../../functions/core/errors.js';
 import { formatLocalDate, formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
@@ -243,6 +243,32 @@ describe('deployed mode: one Lambda invocation per window', () => {
       ['2026-11-02', 'GatewayUnavailable', 'The gateway was unavailable after 5 attempt(s)'],
       ['2026-11-03', 'FunctionUnhandledError', 'not json at all'],
     ]);
+  });
+
+  it('waits for a function Lambda is still making ready (an idle function in a VPC), then runs the window', async () => {
+    let calls = 0;
+    lambda.on(InvokeCommand).callsFake(async () => {
+      if (++calls <= 3) throw new ResourceNotReadyException({ message: 'Functions in Inactive state cannot be invoked', $metadata: {} });
+      return { StatusCode: 200, Payload: encode({ windows: [] }) };
+    });
+    const summary = await runBackfill({
+      windows: backfillWindows(daily, '2026-11-01', '2026-11-02'),
+      concurrency: 1,
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions', notReady: { everyMs: 1, forMs: 10 } }),
+    });
+    assert.equal(summary.done, 1);
+    assert.equal(sent().length, 4);
+  });
+
+  it('gives up on a function that stays not ready past the wait, naming the error', async () => {
+    lambda.on(InvokeCommand).rejects(new ResourceNotReadyException({ message: 'Functions in Inactive state cannot be invoked', $metadata: {} }));
+    const summary = await runBackfill({
+      windows: backfillWindows(daily, '2026-11-01', '2026-11-02'),
+      concurrency: 1,
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions', notReady: { everyMs: 1, forMs: 3 } }),
+    });
+    assert.equal(sent().length, 4, 'the first call and one every 1 ms for 3 ms');
+    assert.equal(summary.failed[0]?.code, 'ResourceNotReadyException');
   });
 
   it('stops after the function turns out not to exist', async () => {

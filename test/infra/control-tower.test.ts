@@ -1,0 +1,156 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { projectPath } from '../../lib/constructs/pipeline-function.js';
+import { ControlTowerChecks, runControlTower, type ControlTowerResult } from '../../lib/control-tower/checks.js';
+import { CONTROL_TOWER_EXEMPTIONS } from '../../lib/control-tower/exemptions.js';
+import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { logicalIdOf, shippedEnvironment, synthPipeline, testConfig, type Cfn, type SynthesizedPipeline } from './helpers.js';
+
+/**
+ * Issue 33: AWS Control Tower's proactive controls (cfn-guard rules, run at synth by lib/control-tower/checks.ts) over
+ * the environments. Two syntheses with every pack: integration (destroy, 30-day logs, no network) and a governed
+ * environment with every option a governed account uses (static egress IP, boundary, Object Lock, chat). That they
+ * synthesize at all is the first check: a finding outside lib/control-tower/exemptions.ts fails the synthesis.
+ * stack.test.ts and governed-deploy.test.ts synthesize production and the other option sets with the same packs.
+ */
+
+const BOUNDARY = 'arn:aws:iam::123456789012:policy/org/paynet-boundary';
+const integration = synthPipeline(shippedEnvironment('integration'), addCompliancePacks);
+const governed = synthPipeline(
+  testConfig({
+    name: 'governed',
+    network: { staticEgressIp: true },
+    permissionsBoundaryArn: BOUNDARY,
+    raw: { objectLock: { mode: 'COMPLIANCE', days: 400 } },
+    alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] },
+  }),
+  addCompliancePacks,
+);
+
+/** The stack's template and its nested ones as the synthesis wrote them, and the controls run over them. */
+function checked(p: SynthesizedPipeline, exemptions = CONTROL_TOWER_EXEMPTIONS): { files: string[]; result: ControlTowerResult } {
+  const assembly = p.app.synth();
+  const parent = assembly.getStackByName(p.stack.stackName).templateFullPath;
+  const files = [parent, ...readdirSync(assembly.directory).filter((f) => f.endsWith('.nested.template.json')).map((f) => join(assembly.directory, f))];
+  return { files, result: runControlTower(p.app, [parent], exemptions) };
+}
+
+const runs = { integration: checked(integration), governed: checked(governed) };
+const exemptedKeys = (r: ControlTowerResult) => r.exempted.map(({ finding }) => `${finding.control} ${finding.resource}`).sort();
+
+describe('Control Tower proactive controls at synth', () => {
+  it('read every template a deploy creates: the stack and each report shard', () => {
+    for (const { files, result } of Object.values(runs)) {
+      assert.ok(files.length > 1, 'the fixture catalog fills at least one shard');
+      assert.deepEqual([...result.templates].sort(), [...files].sort());
+    }
+  });
+
+  it('find nothing outside the exemption list', () => {
+    for (const [name, { result }] of Object.entries(runs)) assert.deepEqual(result.findings, [], name);
+  });
+
+  it('name the control and the resource of each finding once its exemption is gone', () => {
+    const { result } = checked(integration, []);
+    assert.deepEqual(result.findings.map((f) => `${f.control} ${f.resource}`).sort(), exemptedKeys(runs.integration.result));
+    const dlq = result.findings.find((f) => f.resource === 'Parse/DeadLetters/Resource');
+    assert.equal(dlq?.control, 'CT.SQS.PR.1');
+    assert.equal(dlq?.logicalId, logicalIdOf(integration.stack, integration.stack.parse.deadLetterQueue));
+  });
+
+  it('fail the synthesis with the control and the construct of a finding', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Bare');
+    new sqs.Queue(stack, 'Orphan', { enforceSSL: true });
+    Validations.of(app).addPlugins(new ControlTowerChecks([]));
+    let report = '';
+    assert.throws(
+      () => app.synth(),
+      (e: Error) => {
+        // The message points to the report CDK writes (and prints): the violations are read from there.
+        report = readFileSync(/found in: (\S+\.json)/.exec(e.message)?.[1] ?? '', 'utf8');
+        return true;
+      },
+    );
+    const json = JSON.parse(report) as Cfn;
+    const violations = JSON.stringify(json);
+    assert.match(violations, /CT\.SQS\.PR\.1/);
+    assert.match(violations, /Bare\/Orphan\/Resource/);
+  });
+
+  it('use every exemption in some synthesized environment (none is left over)', () => {
+    const used = new Set([...runs.integration.result.exempted, ...runs.governed.result.exempted].map(({ exemption }) => exemption));
+    // The default-security-group cleaner exists only with network, the fetch exemption only without: both runs together cover all.
+    for (const e of CONTROL_TOWER_EXEMPTIONS) assert.ok(used.has(e), `${e.control} ${e.resources} is used`);
+  });
+
+  it('give every exemption its reason, an AWS documentation page, and what the customer does', () => {
+    for (const e of CONTROL_TOWER_EXEMPTIONS) {
+      assert.match(e.control, /^CT\.[A-Z0-9]+\.PR\.\d+$/);
+      assert.ok(e.reason.length > 40, e.control);
+      assert.match(e.documentation, /^https:\/\/docs\.aws\.amazon\.com\//);
+      assert.ok(e.customer.length > 10, e.control);
+    }
+  });
+
+  it('are each listed in docs/deploy.md "Governed accounts" with the resources they cover', () => {
+    const deploy = readFileSync(projectPath('docs/deploy.md'), 'utf8');
+    const section = deploy.slice(deploy.indexOf('## Governed accounts'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| CT.'));
+    for (const e of CONTROL_TOWER_EXEMPTIONS) {
+      assert.ok(
+        rows.some((r) => r.startsWith(`| ${e.control} |`) && r.includes(e.what)),
+        `a row "| ${e.control} | ${e.what} | ..." in docs/deploy.md`,
+      );
+    }
+    assert.equal(rows.length, CONTROL_TOWER_EXEMPTIONS.length, 'one row per exemption');
+  });
+});
+
+describe('a governed environment: static egress IP, Object Lock, permissions boundary', () => {
+  const resources = governed.template.toJSON().Resources as Record<string, { Type: string; Properties: Cfn }>;
+
+  it('locks the raw bucket in the mode and for the days the environment says', () => {
+    const raw = resources[logicalIdOf(governed.stack, governed.stack.lake.rawBucket)]!;
+    assert.equal(raw.Properties.ObjectLockEnabled, true);
+    assert.deepEqual(raw.Properties.ObjectLockConfiguration, { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'COMPLIANCE', Days: 400 } } });
+    assert.equal(raw.Properties.VersioningConfiguration.Status, 'Enabled');
+    const curated = resources[logicalIdOf(governed.stack, governed.stack.lake.curatedBucket)]!;
+    assert.equal(curated.Properties.ObjectLockConfiguration, undefined, 'only the raw bucket');
+  });
+
+  it('passes the controls Object Lock and network answer: no exemption for the raw bucket or the fetch function', () => {
+    const keys = exemptedKeys(runs.governed.result);
+    assert.ok(!keys.includes('CT.S3.PR.9 Lake/Raw/Resource'), keys.join('\n'));
+    assert.ok(!keys.includes('CT.LAMBDA.PR.3 Fetch/Fetch/Function/Resource'), keys.join('\n'));
+    assert.ok(exemptedKeys(runs.integration.result).includes('CT.S3.PR.9 Lake/Raw/Resource'), 'without objectLock it is exempted');
+    const fetch = resources[logicalIdOf(governed.stack, governed.stack.fetch.function.function)]!;
+    assert.equal(fetch.Properties.VpcConfig.SubnetIds.length, 2);
+  });
+
+  it('denies KMS grants to anything but AWS services on every key, in the shape CT.KMS.PR.3 accepts', () => {
+    const keys = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::KMS::Key');
+    assert.ok(keys.length >= 3);
+    for (const [id, key] of keys) {
+      const deny = (key.Properties.KeyPolicy.Statement as Cfn[]).find((s) => s.Effect === 'Deny' && s.Action === 'kms:CreateGrant');
+      assert.deepEqual(
+        { Principal: deny?.Principal, Resource: deny?.Resource, Condition: deny?.Condition },
+        { Principal: { AWS: '*' }, Resource: '*', Condition: { BoolIfExists: { 'kms:GrantIsForAWSResource': 'false', 'aws:PrincipalIsAWSService': 'false' } } },
+        id,
+      );
+    }
+  });
+
+  it('sends the events of the buckets without a queue to EventBridge', () => {
+    const lake = governed.stack.lake;
+    for (const bucket of [lake.curatedBucket, lake.resultsBucket, lake.accessLogsBucket]) {
+      const b = resources[logicalIdOf(governed.stack, bucket)]!;
+      assert.deepEqual(b.Properties.NotificationConfiguration, { EventBridgeConfiguration: { EventBridgeEnabled: true } });
+    }
+  });
+});
