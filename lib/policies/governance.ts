@@ -1,4 +1,5 @@
-import { Aspects, Tags, type Stack } from 'aws-cdk-lib';
+import { Aspects, CfnResource, TagManager, Tags, type IAspect, type Stack } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { NAME_PREFIX } from '../../functions/core/naming.js';
 import { KeyGrantsForAwsServicesOnly } from './key-grants.js';
@@ -22,11 +23,30 @@ export interface GovernanceProps {
  * on to each resource it creates, which reaches those the template cannot tag (a tag-on-create SCP sees them too).
  */
 export function applyGovernance(stack: Stack, props: GovernanceProps): void {
-  Tags.of(stack).add('project', NAME_PREFIX);
-  Tags.of(stack).add('environment', props.environment);
-  for (const [key, value] of Object.entries(props.tags)) Tags.of(stack).add(key, value);
+  const tags = { project: NAME_PREFIX, environment: props.environment, ...props.tags };
+  for (const [key, value] of Object.entries(tags)) Tags.of(stack).add(key, value);
+  Aspects.of(stack).add(new TagCdkHelpers(tags));
   Aspects.of(stack).add(new KeyGrantsForAwsServicesOnly());
   if (props.permissionsBoundaryArn) {
     iam.PermissionsBoundary.of(stack).apply(iam.ManagedPolicy.fromManagedPolicyArn(stack, 'PermissionsBoundary', props.permissionsBoundaryArn));
+  }
+}
+
+/**
+ * CDK's own helper providers (the default-security-group cleaner, the bucket emptier) write their role and function as
+ * plain CfnResources, which Tags.of does not reach: they relied on the stack's tags, which CloudFormation passes on
+ * only to some resource types and only `cdk deploy` sets, so an SCP requiring a tag at creation refused them. The
+ * tags go into their template here.
+ */
+class TagCdkHelpers implements IAspect {
+  constructor(private readonly tags: Readonly<Record<string, string>>) {}
+
+  visit(node: IConstruct): void {
+    if (!CfnResource.isCfnResource(node) || TagManager.isTaggable(node) || TagManager.isTaggableV2(node)) return;
+    if (node.cfnResourceType !== 'AWS::IAM::Role' && node.cfnResourceType !== 'AWS::Lambda::Function') return;
+    node.addPropertyOverride(
+      'Tags',
+      Object.entries(this.tags).map(([Key, Value]) => ({ Key, Value })),
+    );
   }
 }

@@ -26,6 +26,18 @@ describe('environments configuration', () => {
     assert.ok(production.logRetentionDays >= 365, 'PCI DSS 10.7: a year of logs in production');
   });
 
+  it('takes Object Lock for the raw bucket as an opt-in, and refuses it where a destroy would have to empty the bucket', () => {
+    assert.equal(parseEnvironment(minimal, 'x.json').raw.objectLock, undefined);
+    const locked = parseEnvironment({ ...minimal, raw: { objectLock: { mode: 'GOVERNANCE', days: 30 } } }, 'x.json');
+    assert.deepEqual(locked.raw.objectLock, { mode: 'GOVERNANCE', days: 30 });
+    assert.equal(locked.raw.noncurrentVersionExpirationDays, 365, 'the other raw settings keep their defaults');
+    assert.throws(() => parseEnvironment({ ...minimal, raw: { objectLock: { mode: 'LEGAL', days: 30 } } }, 'x.json'), /raw\.objectLock\.mode/);
+    assert.throws(
+      () => parseEnvironment({ ...minimal, removalPolicy: 'destroy', raw: { objectLock: { mode: 'COMPLIANCE', days: 30 } } }, 'x.json'),
+      /raw\.objectLock: Object Lock keeps the raw versions past a `cdk destroy`/,
+    );
+  });
+
   it('defaults to a safe, retained, unscheduled environment', () => {
     const env = parseEnvironment(minimal, 'x.json');
     assert.equal(env.removalPolicy, 'retain');

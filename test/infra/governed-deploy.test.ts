@@ -290,7 +290,14 @@ describe('a new environment file, as a new user writes it: static IP, boundary, 
     for (const r of taggable) {
       for (const [k, v] of Object.entries(expected)) assert.equal(r.tags[k], v, `${r.type} ${r.id}: tag ${k}`);
     }
-    // The stack's own tags: CloudFormation passes them on to what the template cannot tag (CDK's helper functions).
+    // Every role and function in the template itself, CDK's helper providers' (the default-security-group cleaner) too:
+    // an SCP requiring a tag at creation sees the request's tags, which stack-level propagation may not supply.
+    const helpers = ofType(p, 'AWS::IAM::Role').concat(ofType(p, 'AWS::Lambda::Function'));
+    assert.ok(helpers.some(([id]) => /^CustomVpcRestrictDefaultSG/.test(id)), 'the cleaner is among them');
+    for (const [id, r] of helpers) {
+      for (const [k, v] of Object.entries(expected)) assert.equal(tagMap(r.Properties.Tags ?? [])[k], v, `${r.Type} ${id}: tag ${k}`);
+    }
+    // The stack's own tags: CloudFormation passes them on to what the template cannot tag.
     const artifact = p.app.synth().getStackByName(p.stack.stackName);
     for (const [k, v] of Object.entries(expected)) assert.equal(artifact.tags[k], v, `stack tag ${k}`);
   });
