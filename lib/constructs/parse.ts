@@ -43,6 +43,17 @@ export function parseRetryTimings(timeoutSeconds: number): { retryAfterSeconds: 
  */
 export const PARSE_MAX_CONCURRENCY = 2;
 
+/**
+ * Invocations a reservation keeps beside the queue's poller for `reports reparse --environment`, which invokes the
+ * function directly: with the poller allowed the whole reservation, the reparse's calls would take its slots, its
+ * throttled receives would count towards the queue's receive count, and queued files would reach the dead-letter queue.
+ * The command refuses a --concurrency above this where a reservation is set (local/cli/reparse.ts).
+ */
+export const REPARSE_SLOTS = 2;
+
+/** The smallest parse reservation: the SQS poller's minimum (2) and the reparse's slots. */
+export const MIN_PARSE_RESERVATION = PARSE_MAX_CONCURRENCY + REPARSE_SLOTS;
+
 /** Lambda's CPU share grows with memory: one vCPU's worth of time at 1,769 MB (AWS documentation). */
 export const MB_PER_VCPU = 1769;
 
@@ -78,9 +89,10 @@ export class Parse extends Construct {
 
   constructor(scope: Construct, id: string, props: ParseProps) {
     super(scope, id);
-    if (props.reservedConcurrency !== undefined && props.reservedConcurrency < 2) {
-      // The SQS poller's maximum concurrency is at least 2: a smaller reservation throttles receives into the DLQ.
-      throw new Error(`Parse: reservedConcurrency must be at least 2 (or none), not ${props.reservedConcurrency}.`);
+    if (props.reservedConcurrency !== undefined && props.reservedConcurrency < MIN_PARSE_RESERVATION) {
+      // The SQS poller's maximum concurrency is at least 2, and a reparse takes up to REPARSE_SLOTS beside it: a smaller
+      // reservation throttles receives into the DLQ.
+      throw new Error(`Parse: reservedConcurrency must be at least ${MIN_PARSE_RESERVATION} (or none), not ${props.reservedConcurrency}.`);
     }
     // The queues get a key of their own: S3 must be allowed to use the queue's key for this bucket only
     // (aws:SourceArn = raw bucket), and that statement on the bucket's own key would make key and bucket
@@ -135,9 +147,9 @@ export class Parse extends Construct {
         // One raw file per invocation: a file can be hundreds of MB and gets the whole time-out to itself.
         batchSize: 1,
         reportBatchItemFailures: true,
-        // Never poll more than a reservation allows (throttled receives would count towards the DLQ); without one,
-        // this alone bounds the parse load.
-        maxConcurrency: props.reservedConcurrency ?? PARSE_MAX_CONCURRENCY,
+        // Never poll more than a reservation allows, less the reparse's slots (throttled receives would count towards
+        // the DLQ); without one, this alone bounds the parse load.
+        maxConcurrency: props.reservedConcurrency === undefined ? PARSE_MAX_CONCURRENCY : props.reservedConcurrency - REPARSE_SLOTS,
       }),
     );
 

@@ -334,8 +334,12 @@ export const environmentSchema = z
         path: ['raw', 'objectLock'],
       });
     }
-    if (e.parse.reservedConcurrency !== null && e.parse.reservedConcurrency < 2) {
-      ctx.addIssue({ code: 'custom', message: "must be >= 2 or null: the SQS poller's maximum concurrency is at least 2", path: ['parse', 'reservedConcurrency'] });
+    if (e.parse.reservedConcurrency !== null && e.parse.reservedConcurrency < 4) {
+      ctx.addIssue({
+        code: 'custom',
+        message: "must be >= 4 or null: the SQS poller's maximum concurrency is at least 2, and `reports reparse --environment` keeps 2 beside it",
+        path: ['parse', 'reservedConcurrency'],
+      });
     }
     for (const issue of connectionProblems(e)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of networkProblems(e.network)) ctx.addIssue({ code: 'custom', ...issue, path: ['network', ...issue.path] });

@@ -24,6 +24,7 @@ import {
 import { onInterrupt } from '../pipeline/interrupt.js';
 import { refusePdf } from '../pipeline/raw-objects.js';
 import { lambdaReparser } from '../pipeline/reparse-lambda.js';
+import { REPARSE_SLOTS } from '../../lib/constructs/parse.js';
 import { localReparser } from '../pipeline/reparse-local.js';
 import { reparseInterruptedLines, reparseSummaryLines, type ReparseTotals } from '../pipeline/reparse-summary.js';
 import type { Reparser } from '../pipeline/reparse-window.js';
@@ -69,10 +70,26 @@ const MAX_ATTEMPTS = 6;
 /** The stack outputs the deployed mode needs (lib/reports-pipeline-stack.ts writes them). */
 const OUTPUTS = ['ParseFunctionName', 'RawBucketName', 'CuratedBucketName'] as const;
 
+/**
+ * Why a deployed reparse may not run this many windows at once, or undefined. With a parse reservation the queue's
+ * poller may use all but REPARSE_SLOTS of it (lib/constructs/parse.ts): more invocations here would take the queue's
+ * slots, and its throttled receives would send queued files to the dead-letter queue. Without one the function draws
+ * on the account's unreserved concurrency, as the queue does.
+ */
+export function reparseConcurrencyProblem(reservedConcurrency: number | null, concurrency: number): string | undefined {
+  if (reservedConcurrency === null || concurrency <= REPARSE_SLOTS) return undefined;
+  return (
+    `--concurrency ${concurrency} is more than the ${REPARSE_SLOTS} invocations the parse function's reservation (${reservedConcurrency}) keeps ` +
+    `beside its queue: give --concurrency ${REPARSE_SLOTS} or less, so that the queue's files are not throttled into its dead-letter queue.`
+  );
+}
+
 async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefinition, clients?: DeployedClients): Promise<Reparser> {
   const { loadEnvironments } = await import('../../lib/environment/environments.js');
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
+  const refusal = reparseConcurrencyProblem(config.parse.reservedConcurrency, opts.concurrency ?? 2);
+  if (refusal) throw new ConfigurationError(refusal);
   const region = opts.region ?? config.region;
   const clientConfig = { ...(region ? { region } : {}), maxAttempts: MAX_ATTEMPTS };
   const c = clients ?? { cloudFormation: new CloudFormationClient(clientConfig), lambda: new LambdaClient(clientConfig), s3: new S3Client(clientConfig) };

@@ -97,7 +97,7 @@ describe('environments configuration', () => {
       ['a Lambda time-out over 15 min', { parse: { timeoutSeconds: 1200 } }, /parse\.timeoutSeconds/],
       ['an Athena cut-off under 10 MB', { athena: { bytesScannedCutoffPerQuery: 1000 } }, /athena\.bytesScannedCutoffPerQuery/],
       ['a key ARN for a created secret', { secret: { name: 's', mode: 'create', kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/x' } }, /secret\.kmsKeyArn/],
-      ['a parse reservation below the SQS poller minimum', { parse: { reservedConcurrency: 1 } }, /parse\.reservedConcurrency/],
+      ['a parse reservation below the SQS poller minimum and the reparse slots', { parse: { reservedConcurrency: 3 } }, /parse\.reservedConcurrency: must be >= 4/],
       ['an upper-case name', { name: 'Prod' }, /name/],
       ['a name too long for bucket names', { name: 'integration-eu' }, /name/],
       ['a bad e-mail', { alarmEmails: ['ops'] }, /alarmEmails/],

@@ -12,7 +12,7 @@ import { loadEnvironments } from '../../lib/environment/environments.js';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { definitionRecord } from '../../functions/core/definitions/fingerprint.js';
 import { decodeS3EventKey } from '../../functions/core/lake/s3-keys.js';
-import { runReparseCommand, type DeployedClients } from '../../local/cli/reparse.js';
+import { reparseConcurrencyProblem, runReparseCommand, type DeployedClients } from '../../local/cli/reparse.js';
 import { REPARSE_CONFIGURATION_ID } from '../../local/pipeline/reparse-window.js';
 
 /**
@@ -171,6 +171,15 @@ describe('reports reparse --environment', () => {
     assert.equal(summary.done, 1);
     assert.match(text, /2026-11-20 +done +\d+ ms {2}not rebuilt: the raw file changed or went since it was listed/);
     assert.match(text, /0 rows written/);
+  });
+
+  it("keeps within the slots a parse reservation leaves beside the function's queue", () => {
+    assert.equal(reparseConcurrencyProblem(null, 8), undefined, 'no reservation: the unreserved pool, as the queue');
+    assert.equal(reparseConcurrencyProblem(10, 2), undefined);
+    assert.equal(
+      reparseConcurrencyProblem(10, 3),
+      "--concurrency 3 is more than the 2 invocations the parse function's reservation (10) keeps beside its queue: give --concurrency 2 or less, so that the queue's files are not throttled into its dead-letter queue.",
+    );
   });
 
   it('refuses what cannot mean anything, and says to deploy a stack without the outputs it needs', async () => {
