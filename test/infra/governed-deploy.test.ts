@@ -1,6 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import { addCompliancePacks } from '../../lib/policies/compliance.js';
 import { EGRESS_OUTPUT } from '../../lib/constructs/egress.js';
 import { VPC_ACCESS_ACTIONS } from '../../lib/constructs/pipeline-function.js';
 import { unpinnedServiceGrants, walkDeliveryPaths } from './delivery-paths.js';
+import { projectPath } from '../../lib/constructs/pipeline-function.js';
 import { logicalIdOf, testConfig, synthPipeline, type Cfn, type SynthesizedPipeline } from './helpers.js';
 import { acknowledgementsOf, recordAcknowledgementUse } from './nag.js';
 
@@ -430,6 +431,73 @@ describe('cdk-nag: AWS Solutions and PCI DSS 3.2.1 with the options on', () => {
           assert.ok(used.has(`${c.node.path} ${a.id}`), `${c.node.path} ${a.id} suppresses nothing: remove it`);
         }
       }
+    }
+  });
+});
+
+/**
+ * docs/deploy.md's lists for a restricted deployment role and a permissions boundary, held to what the templates need:
+ * a grant or a resource added to the stack and not to the page fails here, named.
+ */
+describe('docs/deploy.md "Governed accounts" against the templates', () => {
+  const deploy = readFileSync(projectPath('docs/deploy.md'), 'utf8');
+  const paragraph = (start: string, end: string) => deploy.slice(deploy.indexOf(start), deploy.indexOf(end, deploy.indexOf(start)));
+  const boundary = paragraph('**Permissions boundary.**', '**Tags.**');
+  const deploymentRole = paragraph('**What a restricted deployment role or an SCP must allow.**', '**A function in a VPC after a long pause.**');
+  // How the boundary paragraph names a service whose actions it allows as a whole; EC2 actions are named one by one.
+  const SERVICE_NAMES: Record<string, string> = {
+    s3: 'S3',
+    kms: 'KMS',
+    sqs: 'SQS',
+    secretsmanager: 'Secrets Manager',
+    xray: 'X-Ray',
+    logs: 'CloudWatch Logs',
+    cloudwatch: 'CloudWatch',
+    lambda: 'Lambda',
+  };
+
+  /** Every action an IAM policy of the stack grants a role: the policies attached to roles, and roles' inline ones. */
+  function grantedActions(p: SynthesizedPipeline): Set<string> {
+    const documents = [
+      ...ofType(p, 'AWS::IAM::Policy').map(([, pol]) => pol.Properties.PolicyDocument),
+      ...ofType(p, 'AWS::IAM::Role').flatMap(([, role]) => ((role.Properties.Policies ?? []) as Cfn[]).map((pol) => pol.PolicyDocument)),
+    ];
+    return new Set(documents.flatMap((d: Cfn) => (d.Statement as Cfn[]).filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat() as string[])));
+  }
+
+  it('names, in the permissions-boundary paragraph, every action a role of the stack is granted', () => {
+    for (const p of [trial, allocated]) {
+      for (const action of grantedActions(p)) {
+        const service = action.split(':')[0]!;
+        if (service === 'ec2') assert.ok(boundary.includes(`\`${action}\``), `${action} in the boundary paragraph`);
+        else assert.ok(SERVICE_NAMES[service] && boundary.includes(SERVICE_NAMES[service]), `${service} (${action}) in the boundary paragraph`);
+      }
+    }
+  });
+
+  it('names, for a deployment role, the create action of every EC2 resource and what Lambda checks for a function in a VPC', () => {
+    const create: Record<string, string> = {
+      'AWS::EC2::VPC': 'ec2:CreateVpc',
+      'AWS::EC2::Subnet': 'ec2:CreateSubnet',
+      'AWS::EC2::RouteTable': 'ec2:CreateRouteTable',
+      'AWS::EC2::Route': 'ec2:CreateRoute',
+      'AWS::EC2::InternetGateway': 'ec2:CreateInternetGateway',
+      'AWS::EC2::VPCGatewayAttachment': 'ec2:AttachInternetGateway',
+      'AWS::EC2::EIP': 'ec2:AllocateAddress',
+      'AWS::EC2::NatGateway': 'ec2:CreateNatGateway',
+      'AWS::EC2::SecurityGroup': 'ec2:CreateSecurityGroup',
+      'AWS::EC2::VPCEndpoint': 'ec2:CreateVpcEndpoint',
+      'AWS::EC2::FlowLog': 'ec2:CreateFlowLogs',
+    };
+    const types = new Set(Object.values(resourcesOf(trial)).map((r) => r.Type).filter((t) => t.startsWith('AWS::EC2::')));
+    for (const type of types) {
+      if (type === 'AWS::EC2::SubnetRouteTableAssociation') continue; // part of creating the route table's routes
+      assert.ok(create[type], `${type}: which action creates it?`);
+      assert.ok(deploymentRole.includes(`\`${create[type]}\``), `${create[type]} (${type}) in the deployment-role list`);
+    }
+    assert.ok(ofType(trial, 'AWS::Lambda::Function').some(([, f]) => f.Properties.VpcConfig), 'a function in the VPC');
+    for (const action of ['ec2:DescribeSecurityGroups', 'ec2:DescribeSubnets', 'ec2:DescribeVpcs', 'ec2:DescribeNetworkInterfaces']) {
+      assert.ok(deploymentRole.includes(`\`${action}\``), `${action} in the deployment-role list`);
     }
   });
 });
