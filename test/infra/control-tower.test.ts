@@ -89,6 +89,16 @@ describe('Control Tower proactive controls at synth', () => {
     for (const e of CONTROL_TOWER_EXEMPTIONS) assert.ok(used.has(e), `${e.control} ${e.resources} is used`);
   });
 
+  it('are exempted nowhere else: no construct acknowledges a Control Tower finding (CDK would let it)', () => {
+    for (const p of [integration, governed]) {
+      const acknowledged = p.app.node
+        .findAll()
+        .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY).flatMap((m) => Object.keys(m.data as object)))
+        .filter((id) => id.startsWith('control-tower::'));
+      assert.deepEqual(acknowledged, []);
+    }
+  });
+
   it('give every exemption its reason, an AWS documentation page, and what the customer does', () => {
     for (const e of CONTROL_TOWER_EXEMPTIONS) {
       assert.match(e.control, /^CT\.[A-Z0-9]+\.PR\.\d+$/);
