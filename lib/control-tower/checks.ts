@@ -76,9 +76,10 @@ export function runControlTower(
   // The validator reads templatePaths alone; the rest of CDK's context would describe the parent stacks only.
   const report = guard.validate({ templatePaths: paths } as unknown as Parameters<CfnGuardValidator['validate']>[0]);
   const result: ControlTowerResult = { templates: paths, findings: [], exempted: [] };
+  const elements = new ElementIndex();
   for (const v of report.violations) {
     for (const r of v.violatingResources) {
-      const finding = findingOf(v, r.resourceLogicalId, r.templatePath, stacks);
+      const finding = findingOf(v, r.resourceLogicalId, r.templatePath, stacks, elements);
       const exemption = exemptionFor(finding, stacks.get(basename(r.templatePath)), exemptions);
       if (exemption) result.exempted.push({ finding, exemption });
       else result.findings.push(finding);
@@ -107,19 +108,33 @@ function environmentStackOf(stack: Stack): Stack {
   return s;
 }
 
-function findingOf(v: PolicyViolationBeta1, logicalId: string, template: string, stacks: Map<string, Stack>): ControlFinding {
+function findingOf(v: PolicyViolationBeta1, logicalId: string, template: string, stacks: Map<string, Stack>, elements: ElementIndex): ControlFinding {
   const stack = stacks.get(basename(template));
   const top = stack ? environmentStackOf(stack) : undefined;
-  const element = stack && logicalId ? elementOf(stack, logicalId) : undefined;
+  const element = stack && logicalId ? elements.of(stack, logicalId) : undefined;
   const resource = element && top ? element.node.path.slice(top.node.path.length + 1) : String(logicalId);
   const control = /^\[(CT\.[A-Z0-9]+\.PR\.\d+)\]/.exec(v.description)?.[1] ?? v.ruleName;
   return { control, resource, stack: top?.stackName ?? basename(template), logicalId, template, description: v.description, fix: v.fix ?? '' };
 }
 
-function elementOf(stack: Stack, logicalId: string): IConstruct | undefined {
-  return stack.node
-    .findAll()
-    .find((c) => CfnElement.isCfnElement(c) && c.stack === stack && stack.resolve(c.logicalId) === logicalId);
+/**
+ * Each stack's elements by logical id, built once per stack: an exempted finding per report (hundreds at 500 reports)
+ * would otherwise walk and resolve the whole construct tree each, which made the check most of a large synth.
+ */
+class ElementIndex {
+  private readonly byStack = new Map<Stack, Map<string, IConstruct>>();
+
+  of(stack: Stack, logicalId: string): IConstruct | undefined {
+    let index = this.byStack.get(stack);
+    if (!index) {
+      index = new Map();
+      for (const c of stack.node.findAll()) {
+        if (CfnElement.isCfnElement(c) && c.stack === stack) index.set(stack.resolve(c.logicalId) as string, c);
+      }
+      this.byStack.set(stack, index);
+    }
+    return index.get(logicalId);
+  }
 }
 
 function exemptionFor(finding: ControlFinding, stack: Stack | undefined, exemptions: readonly Exemption[]): Exemption | undefined {
