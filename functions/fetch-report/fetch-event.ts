@@ -13,6 +13,9 @@ import { parseLocalDateTime, type LocalDateTime } from '../core/time/window.js';
  *   inclusive and to exclusive, wall-clock dates or date-times in the report's time zone.
  *
  * Unknown fields are refused, so a typo ("form") fails loudly instead of silently meaning "scheduled run".
+ *
+ * The stack's keep-alive (`{"keepAlive": true}`, once a day in `network` mode) is no run: the handler tells it apart
+ * first (isKeepAlive) and answers it without fetching, so it is not a FetchRequest and no SQS message may carry it.
  */
 
 const reportId = z.string().min(1, 'must name a report definition (config/reports/)');
@@ -56,4 +59,29 @@ export function parseFetchEvent(event: unknown): FetchRequest {
   const data = parsed.data;
   if ('from' in data) return { kind: 'backfill', reportId: data.reportId, from: data.from, to: data.to };
   return { kind: 'scheduled', reportId: data.reportId, scheduledTime: data.scheduledTime ? new Date(data.scheduledTime) : undefined };
+}
+
+/**
+ * What the stack's keep-alive schedule sends (lib/constructs/fetch.ts): a function in a VPC that remains idle for
+ * consecutive weeks loses its network interfaces and turns Inactive, and its next invocation fails with
+ * ResourceNotReadyException (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc.html, "Lambda Hyperplane
+ * ENIs"; https://docs.aws.amazon.com/lambda/latest/dg/functions-states.html). Any invocation counts as activity.
+ */
+export const KEEP_ALIVE_EVENT = { keepAlive: true } as const;
+export type KeepAliveEvent = typeof KEEP_ALIVE_EVENT;
+
+const keepAliveEvent = z.object({ keepAlive: z.literal(true, { message: 'must be true' }) }).strict();
+
+/**
+ * Whether a direct invocation is the keep-alive. Any object with "keepAlive" is read as one, so
+ * {"keepAlive": true, "reportId": "…"} is refused rather than run or silently ignored.
+ */
+export function isKeepAlive(event: unknown): event is KeepAliveEvent {
+  if (event === null || typeof event !== 'object' || Array.isArray(event) || !('keepAlive' in event)) return false;
+  const parsed = keepAliveEvent.safeParse(event);
+  if (parsed.success) return true;
+  const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(event)'}: ${i.message}`);
+  throw new ConfigurationError(
+    `The fetch function's keep-alive event is invalid (${problems.join('; ')}): the stack's keep-alive schedule sends exactly ${JSON.stringify(KEEP_ALIVE_EVENT)}, nothing else.`,
+  );
 }

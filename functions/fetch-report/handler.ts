@@ -7,7 +7,7 @@ import { functionS3Client, requiredEnv } from '../aws/env.js';
 import { logger, metrics } from '../aws/powertools.js';
 import { getGatewaySecret } from '../aws/secrets.js';
 import { deadlineBefore } from './deadline.js';
-import { parseFetchEvent, type FetchRequest } from './fetch-event.js';
+import { isKeepAlive, parseFetchEvent, type FetchRequest, type KeepAliveEvent } from './fetch-event.js';
 import { isSqsEvent, requestOfMessage, runMessages } from './sqs-runs.js';
 import { fetchWindows, type FetchRunResult, type GatewayConnection } from './fetch-windows.js';
 import { CONNECTIONS_VARIABLE, parseConnectionsVariable, type ConnectionEndpoint } from '../core/connections/connection.js';
@@ -16,7 +16,8 @@ import { ConfigurationError } from '../core/errors.js';
 /**
  * The fetch function: runs in, raw report files in the raw bucket out. A run comes as an SQS message from its
  * connection's queue (the Scheduler's {reportId, scheduledTime}; sqs-runs.ts), or as a direct invocation: the same
- * {reportId, scheduledTime}, or a backfill request ({reportId, from, to}). Everything but reading the environment lives
+ * {reportId, scheduledTime}, or a backfill request ({reportId, from, to}); in `network` mode also the daily
+ * {"keepAlive": true}, answered at once (fetch-event.ts says why). Everything but reading the environment lives
  * in fetch-windows.ts, which the local pipeline and the tests call with their own parts.
  *
  * Environment: CONNECTIONS (functions/core/connections/connection.ts), RAW_BUCKET, PIPELINE_ENVIRONMENT, PROJECTION_START (+ POWERTOOLS_*).
@@ -84,19 +85,31 @@ async function runMessage(record: SQSRecord, ctx: RunContext): Promise<FetchRunR
   }
 }
 
+/** The keep-alive's answer: the invocation happened, and that is all it was for. */
+export interface KeepAliveAnswer {
+  kind: 'keepAlive';
+  runId: string;
+}
+
 /**
  * SQS batches from the connection queues get {batchItemFailures} back; a direct invocation (Scheduler, backfill) gets
- * the run's result, which `reports backfill --deployed` reads.
+ * the run's result, which `reports backfill --deployed` reads; the keep-alive gets KeepAliveAnswer.
  */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse>;
+export async function handler(event: KeepAliveEvent, context?: Context): Promise<KeepAliveAnswer>;
 export async function handler(event: unknown, context?: Context): Promise<FetchRunResult>;
-export async function handler(event: unknown, context?: Context): Promise<FetchRunResult | SQSBatchResponse> {
+export async function handler(event: unknown, context?: Context): Promise<FetchRunResult | SQSBatchResponse | KeepAliveAnswer> {
   if (context) logger.addContext(context);
   // The Lambda request id ties the raw objects' metadata to this invocation's log lines.
   const runId = context?.awsRequestId ?? randomUUID();
   const deadline = context ? deadlineBefore(context.getRemainingTimeInMillis()) : undefined;
   let verdict = 'Fetch run failed';
   try {
+    // Before anything else: no gateway, no S3, no secret, no metric. Its purpose was served by Lambda running it.
+    if (isKeepAlive(event)) {
+      logger.debug('Keep-alive: nothing to fetch; the invocation keeps the function in its VPC Active', { runId });
+      return { kind: 'keepAlive', runId };
+    }
     if (isSqsEvent(event)) {
       verdict = 'Every message of the batch failed: they return to the queue, and past its receive count to the dead-letter queue';
       return await runMessages(

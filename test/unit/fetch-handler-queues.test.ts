@@ -231,6 +231,12 @@ describe('fetch-report handler: runs from the connection queues', () => {
     assert.deepEqual(untried?.untried, [later]);
   });
 
+  it('refuses the keep-alive as a message body: it is a direct invocation of the schedule, never a queued run', async () => {
+    const run = await captureJsonLines(() => handler(queued({ keepAlive: true }), lambdaContext('req-queued-keep-alive')));
+    assert.ok(run.error instanceof ConfigurationError, String(run.error));
+    assert.match(run.error.message, /The fetch function's event is invalid \(reportId: .*Unrecognized key.*keepAlive/);
+  });
+
   it('refuses Records that are not SQS messages, before any call', async () => {
     const run = await captureJsonLines(() => handler({ Records: [{ eventSource: 'aws:s3' }] }, lambdaContext('req-not-sqs')));
     assert.ok(run.error instanceof ConfigurationError, String(run.error));

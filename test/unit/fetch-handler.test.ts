@@ -15,6 +15,7 @@ import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/c
 import { clearGatewaySecretCache } from '../../functions/aws/secrets.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
 import { handler } from '../../functions/fetch-report/handler.js';
+import { logger } from '../../functions/aws/powertools.js';
 import { WindowFetchFailures } from '../../functions/fetch-report/fetch-windows.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { DEFAULT_HMAC_CONTROL_KEY, REPORT_HEADER, generateTransactions, startSimulator, writeReportCsv, type Simulator } from '../../local/simulator/index.js';
@@ -197,6 +198,43 @@ describe('fetch-report handler', () => {
       const run = await captureJsonLines(() => handler(event, lambdaContext('req-bad')));
       assert.ok(run.error instanceof ConfigurationError, `${JSON.stringify(event)} -> ${String(run.error)}`);
       assert.match(run.error.message, message);
+    }
+    assert.deepEqual(await rawKeys(), []);
+  });
+
+  it("answers the keep-alive schedule's event at once: no gateway call, no object, no secret read, no metric, one debug line", async () => {
+    const requestsBefore = sim.requests.length;
+    sm.resetHistory();
+    const level = logger.getLevelName();
+    logger.setLogLevel('DEBUG');
+    let run;
+    try {
+      run = await captureJsonLines(() => handler(eventFixture('scheduler-keep-alive.json'), lambdaContext('req-keep-alive')));
+    } finally {
+      logger.setLogLevel(level);
+    }
+    assert.equal(run.error, undefined, String(run.error));
+    assert.deepEqual(run.result, { kind: 'keepAlive', runId: 'req-keep-alive' });
+    assert.equal(sim.requests.length, requestsBefore, 'the gateway was not called');
+    assert.deepEqual(await rawKeys(), []);
+    assert.equal(sm.commandCalls(GetSecretValueCommand).length, 0, 'no secret was read');
+    assert.deepEqual(run.lines.filter((l) => '_aws' in l), [], 'no metric record (EMF) was written');
+    const logs = run.lines.filter((l) => typeof l.level === 'string');
+    assert.deepEqual(logs.map((l) => [l.level, l.runId]), [['DEBUG', 'req-keep-alive']]);
+    assert.match(String(logs[0]!.message), /^Keep-alive/);
+  });
+
+  it('refuses an event that says keepAlive and anything else, naming the one shape the schedule sends', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ keepAlive: false }, /keepAlive: must be true/],
+      [{ keepAlive: 'yes' }, /keepAlive: must be true/],
+      [{ keepAlive: true, reportId: 'transactions' }, /Unrecognized key.*reportId/],
+    ];
+    for (const [event, message] of cases) {
+      const run = await captureJsonLines(() => handler(event, lambdaContext('req-bad-keep-alive')));
+      assert.ok(run.error instanceof ConfigurationError, `${JSON.stringify(event)} -> ${String(run.error)}`);
+      assert.match(run.error.message, message);
+      assert.match(run.error.message, /sends exactly \{"keepAlive":true\}/);
     }
     assert.deepEqual(await rawKeys(), []);
   });
