@@ -1,9 +1,8 @@
-import { Duration, RemovalPolicy, Stack, TimeZone, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, TimeZone, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
-import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { scheduleExpressionProblems } from '../../functions/core/time/schedule-expression.js';
@@ -16,7 +15,9 @@ import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from '../pol
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
 import { DEADLINE_MARGIN_MS } from '../../functions/fetch-report/deadline.js';
 import { MIN_WINDOW_SHARE_MS, worstCaseShareMs } from '../../functions/fetch-report/window-budget.js';
-import { INLINE_POLICY_REASON, PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
+import { FifoQueueTarget, FunctionTarget, schedulerRole } from '../policies/scheduler-targets.js';
+import { KEEP_ALIVE_EVENT } from '../../functions/fetch-report/fetch-event.js';
+import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
 /** What a schedule needs to know of a report definition. */
 export interface ScheduledReport {
@@ -96,22 +97,10 @@ function assertReservationCovers(reservedConcurrency: number | undefined, queues
 }
 
 /**
- * The Scheduler's SQS target, granting its role sqs:SendMessage on the queue and nothing more: CDK's own adds
- * kms:GenerateDataKey* for the queue's key, a wildcard where sending needs two exact actions, which the role
- * gets once for all queues (addSchedulerRole).
+ * How often the keep-alive invokes the fetch function in `network` mode: Lambda reclaims the interfaces of a function
+ * idle for consecutive weeks, so a day leaves ample margin, for 30 invocations a month.
  */
-class FifoQueueTarget extends targets.SqsSendMessage {
-  private readonly destination: sqs.IQueue;
-
-  constructor(queue: sqs.IQueue, props: targets.SqsSendMessageProps) {
-    super(queue, props);
-    this.destination = queue;
-  }
-
-  protected override addTargetActionToRole(role: iam.IRole): void {
-    this.destination.grant(role, 'sqs:SendMessage');
-  }
-}
+export const KEEP_ALIVE_EVERY = Duration.days(1);
 
 /** Only under raw/ (functions/core/lake/s3-keys.ts): the function never reads, lists or deletes. */
 const RAW_PREFIX = PREFIX.raw;
@@ -132,12 +121,14 @@ export class Fetch extends Construct {
   /** Scheduler events that could not be delivered to a connection's queue. */
   readonly scheduleDeadLetterQueue: sqs.Queue;
   /**
-   * Asynchronous invocations that failed, with their error. Kept though no schedule invokes the function directly any
-   * more: an operator's `aws lambda invoke --invocation-type Event` (or the console's asynchronous test) is still one,
-   * and without a destination its failure would leave no trace but a log line. Scheduled runs that fail land in the
-   * queues' dead-letter queue instead; the deployed backfill invokes synchronously and prints its failures.
+   * Asynchronous invocations that failed, with their error: the keep-alive's (with `network`), and an operator's
+   * `aws lambda invoke --invocation-type Event` (or the console's asynchronous test), whose failure would otherwise
+   * leave no trace but a log line. Scheduled runs that fail land in the queues' dead-letter queue instead; the
+   * deployed backfill invokes synchronously and prints its failures.
    */
   readonly failedRunsQueue: sqs.Queue;
+  /** With `network` only: the daily invocation that keeps the function in its VPC Active (addKeepAlive). */
+  readonly keepAlive?: scheduler.Schedule;
 
   constructor(scope: Construct, id: string, props: FetchProps) {
     super(scope, id);
@@ -169,9 +160,10 @@ export class Fetch extends Construct {
       scheduleGroupName: `paynet-reports-${props.environment}`,
       removalPolicy: RemovalPolicy.DESTROY, // holds only the schedules of this stack
     });
-    const schedulerRole = this.addSchedulerRole(props);
+    const queueRole = this.addSchedulerRole(props);
     const scopeOf = props.scopeOfReport ?? (() => this);
-    for (const report of props.reports) this.schedules.push(this.addSchedule(scopeOf(report.id), report, schedulerRole, props.schedulesEnabled));
+    for (const report of props.reports) this.schedules.push(this.addSchedule(scopeOf(report.id), report, queueRole, props.schedulesEnabled));
+    if (props.egress) this.keepAlive = this.addKeepAlive(props.environment);
   }
 
   private addFunction(props: FetchProps): PipelineFunction {
@@ -216,23 +208,13 @@ export class Fetch extends Construct {
 
   /** One role for all schedules of the environment: send to the connections' queues and to its dead-letter queue. */
   private addSchedulerRole(props: FetchProps): iam.Role {
-    const schedulerRole = new iam.Role(this, 'SchedulerRole', {
-      // Only schedules of this account may assume it (confused-deputy protection).
-      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com').withConditions({
-        StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
-      }),
-      description: `paynet-reports ${props.environment}: EventBridge Scheduler queues the scheduled fetch runs`,
-    });
+    const role = schedulerRole(this, 'SchedulerRole', `paynet-reports ${props.environment}: EventBridge Scheduler queues the scheduled fetch runs`);
     // The queues are KMS-encrypted: sending needs the key too (the targets grant only sqs:SendMessage, see FifoQueueTarget).
-    props.key.grant(schedulerRole, 'kms:GenerateDataKey', 'kms:Decrypt');
-    Validations.of(schedulerRole).acknowledge({
-      id: 'PCI.DSS.321-IAMNoInlinePolicy',
-      reason: INLINE_POLICY_REASON,
-    });
-    return schedulerRole;
+    props.key.grant(role, 'kms:GenerateDataKey', 'kms:Decrypt');
+    return role;
   }
 
-  private addSchedule(scope: Construct, report: ScheduledReport, schedulerRole: iam.IRole, enabled: boolean): scheduler.Schedule {
+  private addSchedule(scope: Construct, report: ScheduledReport, role: iam.IRole, enabled: boolean): scheduler.Schedule {
     const schedule = new scheduler.Schedule(scope, `Schedule-${report.id}`, {
       scheduleGroup: this.scheduleGroup,
       description: `Fetch report "${report.id}" over connection "${report.connection}" (${report.cron} ${report.timeZone})`,
@@ -241,7 +223,7 @@ export class Fetch extends Construct {
       timeWindow: scheduler.TimeWindow.off(),
       enabled,
       target: new FifoQueueTarget(this.queues.queueOf(report.connection), {
-        role: schedulerRole,
+        role,
         messageGroupId: this.queues.messageGroupIdOf(report.connection, report.id),
         // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
         input: scheduler.ScheduleTargetInput.fromObject({
@@ -255,6 +237,29 @@ export class Fetch extends Construct {
     });
     // The schedule names its group by name, a plain string: without the dependency CloudFormation may create the
     // schedule first and fail ("schedule group ... does not exist"). From a shard, CDK makes it the nested stack's.
+    schedule.node.addDependency(this.scheduleGroup);
+    return schedule;
+  }
+
+  /**
+   * In a VPC only: a function that remains idle for consecutive weeks loses its network interfaces and turns Inactive,
+   * and its next invocation fails with ResourceNotReadyException until Lambda has made them again
+   * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc.html, "Lambda Hyperplane ENIs"). A scheduled run
+   * meeting that goes to the dead-letter queue (one receive, lib/constructs/fetch-queues.ts), so the function is invoked
+   * once a day with {"keepAlive": true}, which the handler answers at once (functions/fetch-report/handler.ts).
+   * Enabled whatever schedulesEnabled says: a long pause of the schedules is exactly when it is needed.
+   */
+  private addKeepAlive(environment: string): scheduler.Schedule {
+    const role = schedulerRole(this, 'KeepAliveRole', `paynet-reports ${environment}: EventBridge Scheduler keeps the fetch function in its VPC Active`);
+    const schedule = new scheduler.Schedule(this, 'KeepAlive', {
+      scheduleGroup: this.scheduleGroup,
+      description: `paynet-reports ${environment}: invokes the fetch function once a day with ${JSON.stringify(KEEP_ALIVE_EVENT)} so that it never turns Inactive in its VPC`,
+      schedule: scheduler.ScheduleExpression.rate(KEEP_ALIVE_EVERY),
+      enabled: true,
+      // One missed day changes nothing (idle means weeks): no retry. Scheduler invokes asynchronously, so a failure
+      // of the function itself lands in failedRunsQueue like any asynchronous invocation's.
+      target: new FunctionTarget(this.function.function, { role, retryAttempts: 0, input: scheduler.ScheduleTargetInput.fromObject(KEEP_ALIVE_EVENT) }),
+    });
     schedule.node.addDependency(this.scheduleGroup);
     return schedule;
   }

@@ -1,15 +1,14 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
-import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import { Construct } from 'constructs';
 import { PREFIX } from '../../functions/core/lake/s3-keys.js';
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
 import { grantObjectRead } from '../policies/grants.js';
-import { INLINE_POLICY_REASON, PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
+import { FunctionTarget, schedulerRole } from '../policies/scheduler-targets.js';
+import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
 
 /**
  * How often the freshness check runs. Each run writes ReportStale for every late report, and the no-fresh-data alarms
@@ -33,20 +32,6 @@ export interface FreshnessProps extends FunctionSettings {
   readonly entry?: string;
 }
 
-/** The Scheduler's Lambda target, granting its role lambda:InvokeFunction on the function itself and not on its versions (CDK's adds "<arn>:*"). */
-class FunctionTarget extends targets.LambdaInvoke {
-  private readonly fn: lambda.IFunction;
-
-  constructor(fn: lambda.IFunction, props: targets.ScheduleTargetBaseProps) {
-    super(fn, props);
-    this.fn = fn;
-  }
-
-  protected override addTargetActionToRole(role: iam.IRole): void {
-    role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [this.fn.functionArn] }));
-  }
-}
-
 /**
  * The freshness check (functions/check-freshness/handler.ts) and the schedule that runs it. It replaces an alarm per
  * report on a per-report metric of its loads: a report that stops loading leaves no series for a grouped alarm to see,
@@ -67,12 +52,7 @@ export class Freshness extends Construct {
     });
     this.grantManifestReads(props.curatedBucket);
 
-    const role = new iam.Role(this, 'SchedulerRole', {
-      // Only schedules of this account may assume it (confused-deputy protection).
-      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com').withConditions({ StringEquals: { 'aws:SourceAccount': Stack.of(this).account } }),
-      description: `paynet-reports ${props.environment}: EventBridge Scheduler runs the freshness check`,
-    });
-    Validations.of(role).acknowledge({ id: 'PCI.DSS.321-IAMNoInlinePolicy', reason: INLINE_POLICY_REASON });
+    const role = schedulerRole(this, 'SchedulerRole', `paynet-reports ${props.environment}: EventBridge Scheduler runs the freshness check`);
     this.schedule = new scheduler.Schedule(this, 'Schedule', {
       scheduleGroup: props.scheduleGroup,
       description: `paynet-reports ${props.environment}: the freshness check, every ${FRESHNESS_CHECK_EVERY.toMinutes()} minutes`,

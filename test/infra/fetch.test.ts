@@ -7,6 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Credentials } from '../../lib/constructs/credentials.js';
+import { Egress } from '../../lib/constructs/egress.js';
 import { Fetch, type FetchProps, type ScheduledReport } from '../../lib/constructs/fetch.js';
 import { MIN_EVENT_SOURCE_CONCURRENCY, VISIBILITY_MARGIN, maximumConcurrencyOf, messageGroupIdOf } from '../../lib/constructs/fetch-queues.js';
 import { emptyStack, FIXTURE_ENTRY, resourcesOf } from './helpers.js';
@@ -16,10 +17,16 @@ const DEFAULT = { name: 'default', endpointUrl: 'https://gateway.test/rpt', secr
 /** A report due daily over a connection (default: "default"). */
 const daily = (id: string, connection = 'default'): ScheduledReport => ({ id, cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection });
 
-/** The schedule switch, the queues and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts). */
-function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}) {
+/**
+ * The schedule switch, the queues and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts).
+ * `network`: the function in a created VPC, as an environment with `network` puts it.
+ */
+function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}, { network = false } = {}) {
   const stack = emptyStack();
   const key = new kms.Key(stack, 'Key');
+  const egress = network
+    ? new Egress(stack, 'Egress', { environment: 'test', settings: { kind: 'created' }, ports: [443], key, logRetention: logs.RetentionDays.ONE_WEEK, removalPolicy: RemovalPolicy.DESTROY })
+    : undefined;
   const connections = overrides.connections ?? [DEFAULT];
   new Fetch(stack, 'Fetch', {
     environment: 'test',
@@ -40,6 +47,7 @@ function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}) 
     logRetention: logs.RetentionDays.ONE_WEEK,
     removalPolicy: RemovalPolicy.DESTROY,
     entry: FIXTURE_ENTRY,
+    egress,
     ...overrides,
   });
   return Template.fromStack(stack);
@@ -83,6 +91,63 @@ describe('Fetch', () => {
 
   it('says how to synthesize while a handler is missing', () => {
     assert.throws(() => build([], { entry: '/nonexistent/handler.ts' }), /does not exist.*-c handlerEntry=/s);
+  });
+
+  describe('the keep-alive of a function in a VPC', () => {
+    /** The fetch function, told from CDK's default-security-group cleaner by its description. */
+    const fetchFunctionId = (template: Template) =>
+      Object.entries(resourcesOf(template, 'AWS::Lambda::Function')).find(([, f]) => /fetch a report/.test(f.Properties.Description))![0];
+    const keepAlives = (template: Template) =>
+      Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).filter((x) => x.Properties.Target.Input === '{"keepAlive":true}');
+    /** The one keep-alive schedule of the template. */
+    const theKeepAlive = (template: Template) => {
+      const found = keepAlives(template);
+      assert.equal(found.length, 1, 'one keep-alive');
+      return found[0]!;
+    };
+
+    it('invokes the fetch function with {"keepAlive": true} once a day, in the group, enabled while the report schedules are off', () => {
+      const template = build([daily('a')], { schedulesEnabled: false }, { network: true });
+      const fnId = fetchFunctionId(template);
+      const keepAlive = theKeepAlive(template);
+      assert.equal(keepAlive.Properties.ScheduleExpression, 'rate(1 day)');
+      assert.equal(keepAlive.Properties.State, 'ENABLED');
+      assert.equal(keepAlive.Properties.GroupName, 'paynet-reports-test');
+      assert.deepEqual(keepAlive.Properties.FlexibleTimeWindow, { Mode: 'OFF' });
+      assert.deepEqual(keepAlive.Properties.Target.Arn, { 'Fn::GetAtt': [fnId, 'Arn'] });
+      assert.deepEqual(keepAlive.Properties.Target.RetryPolicy, { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 86400 });
+      assert.ok((keepAlive as { DependsOn?: string[] }).DependsOn?.some((d: string) => d.startsWith('FetchSchedules')), 'created after its group');
+      // The report's own schedule follows the switch.
+      const report = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).find((x) => x.Properties.Target.SqsParameters)!;
+      assert.equal(report.Properties.State, 'DISABLED');
+    });
+
+    it("runs as a role of its own that only this account's Scheduler may assume and that may invoke that function and nothing else", () => {
+      const template = build([daily('a')], {}, { network: true });
+      const fnId = fetchFunctionId(template);
+      const keepAlive = theKeepAlive(template);
+      const roleId = keepAlive.Properties.Target.RoleArn['Fn::GetAtt'][0] as string;
+      const role = resourcesOf(template, 'AWS::IAM::Role')[roleId]!;
+      assert.deepEqual(role.Properties.AssumeRolePolicyDocument.Statement, [
+        {
+          Action: 'sts:AssumeRole',
+          Effect: 'Allow',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
+      ]);
+      const statements = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+        .filter((x) => JSON.stringify(x.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+        .flatMap((x) => x.Properties.PolicyDocument.Statement);
+      assert.deepEqual(statements, [{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: { 'Fn::GetAtt': [fnId, 'Arn'] } }]);
+      const reportRoles = Object.values(resourcesOf(template, 'AWS::Scheduler::Schedule')).filter((x) => x.Properties.Target.SqsParameters).map((x) => x.Properties.Target.RoleArn['Fn::GetAtt'][0]);
+      assert.ok(!reportRoles.includes(roleId), 'not the role that sends to the queues');
+    });
+
+    it('is not there outside a VPC, where a function does not turn Inactive for idling', () => {
+      assert.deepEqual(keepAlives(build([daily('a')], { schedulesEnabled: false })), []);
+      assert.deepEqual(keepAlives(build([daily('a')])), []);
+    });
   });
 
   describe('the queues that bound each connection', () => {

@@ -399,6 +399,8 @@ describe('delivery paths with the options on', () => {
       assert.deepEqual(broken, []);
       const groups = ofType(p, 'AWS::Logs::LogGroup').length;
       assert.equal(paths.filter((x) => x.kind === 'logs-to-log-group').length, groups, 'every log group, encrypted');
+      // In a VPC the fetch function has its daily keep-alive beside the freshness check (lib/constructs/fetch.ts).
+      assert.equal(paths.filter((x) => x.kind === 'scheduler-to-function').length, 2, 'the freshness check and the keep-alive');
       assert.deepEqual(unpinnedServiceGrants(json), []);
     });
   }
