@@ -35,7 +35,7 @@ function refuse(climb, patterns = []) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'dist/', 'bench/data/', '.lake/', 'coverage/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'dist/', 'bench/data/', '.lake/', 'coverage/', '.mutation/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

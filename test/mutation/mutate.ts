@@ -1,0 +1,78 @@
+import { Stryker } from '@stryker-mutator/core';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allTargets, targetNamed, type MutationTarget } from './targets.js';
+import { meetsFloor, readScores, scoreTable, type FileScore } from './summary.js';
+
+/**
+ * `npm run mutate [-- <folder or file>] [--force]`: mutation testing of the core (docs/maintaining.md "Mutation
+ * testing"). Each domain folder of functions/core/ is one Stryker run against the unit tests that import it, so a
+ * parser is held by its own tests, not by the integration suite passing through it. Re-runs are incremental:
+ * `--force` re-tests every mutant. Environment: MUTATE_CONCURRENCY (test processes at once, default 2).
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Git-ignored: the HTML and JSON reports and the incremental files, one folder per run. */
+const OUT = '.mutation';
+
+const args = process.argv.slice(2);
+const force = args.includes('--force');
+const named = args.filter((arg) => arg !== '--force');
+
+function chooseTargets(): MutationTarget[] {
+  if (named.length === 0) return allTargets(ROOT);
+  return named.map((argument) => {
+    const target = targetNamed(ROOT, argument);
+    if (target === undefined) {
+      console.error(`"${argument}" is neither a folder of functions/core/ (gateway, csv, ...), "core", nor a source file in it.`);
+      process.exit(2);
+    }
+    return target;
+  });
+}
+
+const slug = (name: string) => name.replace(/^functions\/core\//, '').replace(/\.ts$/, '').replaceAll('/', '-');
+
+async function runTarget(target: MutationTarget): Promise<FileScore[]> {
+  const dir = `${OUT}/${slug(target.name)}`;
+  console.log(`\n== ${target.name}: ${target.mutate.length} file(s) against ${target.tests.length} unit test file(s)`);
+  console.log(target.tests.map((test) => `   ${test}`).join('\n') || '   (no unit test imports it)');
+  const options = {
+    mutate: target.mutate,
+    testRunner: 'tap',
+    plugins: ['@stryker-mutator/tap-runner'],
+    // Node's test runner through tsx, one test file per process; the hook records which mutants each file reaches.
+    tap: { testFiles: target.tests, nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'], forceBail: true },
+    coverageAnalysis: 'perTest',
+    concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
+    incremental: true,
+    incrementalFile: `${dir}/incremental.json`,
+    force,
+    reporters: ['html', 'json', 'progress'],
+    htmlReporter: { fileName: `${dir}/mutation.html` },
+    jsonReporter: { fileName: `${dir}/mutation.json` },
+    tempDirName: `${OUT}/sandbox`,
+    // The sandbox copies the project: leave out what no unit test reads.
+    ignorePatterns: [OUT, 'bench/data', '.lake', 'cdk.out', 'dist', '.simulator'],
+    // A busy shared machine stretches test runs: a slow run is not an infinite loop.
+    timeoutMS: 20_000,
+    logLevel: 'warn',
+  };
+  // Stryker types its log level as a const enum, which isolated modules cannot import: its string value is what it reads.
+  const stryker = new Stryker(options as unknown as ConstructorParameters<typeof Stryker>[0]);
+  if (target.tests.length > 0) await stryker.runMutationTest();
+  else console.log('   nothing guards these files: every mutant would survive.');
+  return target.tests.length > 0 ? readScores(ROOT, join(ROOT, dir, 'mutation.json')) : [];
+}
+
+const scores: FileScore[] = [];
+for (const target of chooseTargets()) {
+  const found = await runTarget(target);
+  console.log(`\n${scoreTable(found)}`);
+  scores.push(...found);
+}
+const survivors = scores.flatMap((score) => score.survivors);
+if (survivors.length > 0) console.log(`\nSurvivors (a change no test notices; see the HTML report for the diff):\n${survivors.join('\n')}`);
+console.log(`\nAll runs:\n${scoreTable(scores)}`);
+const below = scores.filter((score) => !meetsFloor(score));
+console.log(below.length === 0 ? '\nEvery module is at or above its floor.' : `\n${below.length} module(s) below their floor.`);
+process.exitCode = below.length === 0 ? 0 : 1;

@@ -1,0 +1,97 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/** What one Stryker run mutates and which unit tests guard it. */
+export interface MutationTarget {
+  /** A name for the run: the core folder (`gateway`), `core` for the files at the top, or a file's path. */
+  name: string;
+  /** Source files to mutate, relative to the project root. */
+  mutate: string[];
+  /** Unit test files near the mutated files (NEAR_TESTS, else those importing them), relative to the project root. */
+  tests: string[];
+}
+
+export const CORE = 'functions/core';
+const UNIT_TESTS = 'test/unit';
+
+/**
+ * Money-and-trust modules: a wrong amount, date, signature or verdict reaches a finance team's books, so their
+ * tests must kill at least 95% of mutants; every other module of the core 85% (issue 36).
+ */
+export const STRICT_FLOOR = 95;
+export const FLOOR = 85;
+const STRICT_MODULES = new Set(
+  [
+    'gateway/oauth.ts', 'gateway/percent-encode.ts', 'gateway/signature-methods.ts', 'gateway/secret.ts',
+    'csv/value-parsers.ts', 'time/window.ts', 'gateway/answer.ts', 'quality/checks.ts', 'quality/volume-band.ts',
+    'lake/s3-keys.ts', 'gateway/body-template.ts', 'definitions/change.ts',
+  ].map((file) => `${CORE}/${file}`),
+);
+
+export function floorOf(file: string): number {
+  return STRICT_MODULES.has(file) ? STRICT_FLOOR : FLOOR;
+}
+
+const isSource = (name: string) => name.endsWith('.ts') && !name.endsWith('.d.ts');
+
+/** Relative `.js` import specifiers of a TypeScript file, resolved to the `.ts` files they name. */
+function importsOf(root: string, file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)\.js['"]/g)].map((match) => match[1]!);
+  return specifiers.map((specifier) => relative(root, resolve(root, dirname(file), `${specifier}.ts`)));
+}
+
+/**
+ * Where the tests that import a module are broader than the tests about it: window.ts is imported by a dozen
+ * handler tests that only build windows, and running each of them per mutant would triple the run for no
+ * guard the module's own tests lack. Every other module is held by the unit tests that import it.
+ */
+const NEAR_TESTS: Record<string, string[]> = {
+  [`${CORE}/time/window.ts`]: ['window', 'interrupt-and-windows', 'run-resume', 's3-keys'],
+};
+
+/** The unit tests near `files`: their NEAR_TESTS entry, else the unit tests that import them. */
+function testsNear(root: string, files: string[]): string[] {
+  const tests = readdirSync(join(root, UNIT_TESTS)).filter((name) => name.endsWith('.test.ts')).map((name) => `${UNIT_TESTS}/${name}`);
+  const near = new Set<string>();
+  for (const file of files) {
+    const named = NEAR_TESTS[file];
+    if (named !== undefined) named.forEach((name) => near.add(`${UNIT_TESTS}/${name}.test.ts`));
+    else tests.filter((test) => importsOf(root, test).includes(file)).forEach((test) => near.add(test));
+  }
+  return [...near].sort();
+}
+
+function sourcesIn(root: string, folder: string): string[] {
+  return readdirSync(join(root, folder))
+    .filter((name) => isSource(name) && statSync(join(root, folder, name)).isFile())
+    .map((name) => `${folder}/${name}`)
+    .sort();
+}
+
+/** One target per domain folder of the core, and one for the files at its top. */
+export function allTargets(root: string): MutationTarget[] {
+  const folders = readdirSync(join(root, CORE)).filter((name) => statSync(join(root, CORE, name)).isDirectory()).sort();
+  const targets = folders.map((name) => target(root, name, sourcesIn(root, `${CORE}/${name}`)));
+  return [...targets, target(root, 'core', sourcesIn(root, CORE))];
+}
+
+/**
+ * The target an argument names: a core folder (`gateway`, `functions/core/gateway`), `core` for the files at the
+ * top, or one source file. Undefined when it names none of them.
+ */
+export function targetNamed(root: string, argument: string): MutationTarget | undefined {
+  const path = argument.replace(/\/+$/, '');
+  if (path === 'core' || path === CORE) return target(root, 'core', sourcesIn(root, CORE));
+  const folder = path.startsWith(`${CORE}/`) ? path : `${CORE}/${path}`;
+  const exists = (candidate: string) => statSync(join(root, candidate), { throwIfNoEntry: false });
+  if (exists(folder)?.isDirectory()) return target(root, folder.slice(CORE.length + 1), sourcesIn(root, folder));
+  for (const file of [path, folder, `${folder}.ts`]) {
+    if (isSource(file) && file.startsWith(`${CORE}/`) && exists(file)?.isFile()) return target(root, file, [file]);
+  }
+  return undefined;
+}
+
+function target(root: string, name: string, mutate: string[]): MutationTarget {
+  return { name, mutate, tests: testsNear(root, mutate) };
+}
