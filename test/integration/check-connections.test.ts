@@ -20,6 +20,7 @@ import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { clearGatewaySecretCache } from '../../functions/aws/secrets.js';
 import { runCheckCommand, type CheckDeps, type CheckOptions, type CheckResult } from '../../local/cli/check.js';
 import { startSimulator, type Simulator } from '../../local/simulator/index.js';
+import { skipWithoutTool, toolInstalled } from '../helpers/required-tools.js';
 
 /**
  * `reports check` over several connections: each connection its own gateway and login, each checked with its own
@@ -178,14 +179,12 @@ describe('reports check --environment with two connections', () => {
   }
 
   before(async () => {
-    try {
-      await promisify(execFile)('openssl', [
-        'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
-        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'),
-      ]);
-    } catch {
-      return;
-    }
+    // A missing openssl skips (or, under CI, fails) each test; a failing openssl fails here with its own message.
+    if (!toolInstalled('openssl')) return;
+    await promisify(execFile)('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=localhost',
+      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'),
+    ]);
     cert = await readFile(join(dir, 'c.pem'));
     gateways.push(await foreignGateway(HMAC), await foreignGateway(RSA));
     const connections = Object.fromEntries(
@@ -207,7 +206,7 @@ describe('reports check --environment with two connections', () => {
   };
 
   it('checks every connection with its own secret: each gateway sees only its login; a verdict line each, no key printed', async (t) => {
-    if (!cert) return t.skip('openssl is not installed');
+    if (skipWithoutTool(t, 'openssl')) return;
     bothSecrets();
     const r = await check({ environment: 'two' }, deps());
     assert.equal(r.code, 0, r.text);
@@ -223,7 +222,7 @@ describe('reports check --environment with two connections', () => {
   });
 
   it('--json: each result names its connection and secret', async (t) => {
-    if (!cert) return t.skip('openssl is not installed');
+    if (skipWithoutTool(t, 'openssl')) return;
     bothSecrets();
     const r = await check({ environment: 'two', json: true }, deps());
     assert.deepEqual(
@@ -236,7 +235,7 @@ describe('reports check --environment with two connections', () => {
   });
 
   it('--connection: that connection only, its secret only', async (t) => {
-    if (!cert) return t.skip('openssl is not installed');
+    if (skipWithoutTool(t, 'openssl')) return;
     bothSecrets();
     const r = await check({ environment: 'two', connection: 'provider-b' }, deps());
     assert.equal(r.code, 0, r.text);
@@ -247,7 +246,7 @@ describe('reports check --environment with two connections', () => {
   });
 
   it('one connection failing: its line says NOT OK and why, the other is still checked, exit 1', async (t) => {
-    if (!cert) return t.skip('openssl is not installed');
+    if (skipWithoutTool(t, 'openssl')) return;
     sm.on(GetSecretValueCommand, { SecretId: SECRETS['provider-a'] }).resolves({ SecretString: JSON.stringify({ ...HMAC, controlKey: 'not-the-key' }) });
     sm.on(GetSecretValueCommand, { SecretId: SECRETS['provider-b'] }).resolves({ SecretString: JSON.stringify(RSA) });
     const r = await check({ environment: 'two' }, deps());
@@ -259,7 +258,7 @@ describe('reports check --environment with two connections', () => {
   });
 
   it('a connection whose secret does not exist: NOT OK naming the secret, no request for it, the other checked', async (t) => {
-    if (!cert) return t.skip('openssl is not installed');
+    if (skipWithoutTool(t, 'openssl')) return;
     sm.on(GetSecretValueCommand, { SecretId: SECRETS['provider-a'] }).resolves({ SecretString: JSON.stringify(HMAC) });
     sm.on(GetSecretValueCommand, { SecretId: SECRETS['provider-b'] }).rejects(Object.assign(new Error('Secrets Manager can\'t find the specified secret.'), { name: 'ResourceNotFoundException' }));
     const r = await check({ environment: 'two' }, deps());

@@ -23,6 +23,7 @@ import { peekThenReplay } from '../../functions/core/gateway/peek-stream.js';
 import { parseRetryAfter, retryDelayMs } from '../../functions/core/retry.js';
 import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
 import { hmacSha1Signature } from '../../functions/core/gateway/signature-methods.js';
+import { skipWithoutTool } from '../helpers/required-tools.js';
 
 /**
  * The gateway client against real HTTP servers on loopback, written here per case. No assertion on
@@ -611,14 +612,7 @@ describe('describeRequest (reports sign)', () => {
   });
 
   it('produces a curl command that the server accepts as correctly signed (RSA)', async (t) => {
-    const curlAvailable = await promisify(execFile)('curl', ['--version']).then(
-      () => true,
-      () => false,
-    );
-    if (!curlAvailable) {
-      t.skip('curl is not installed');
-      return;
-    }
+    if (skipWithoutTool(t, 'curl')) return;
     const server = await serve((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/csv' });
       res.end('"ok"\n');

@@ -25,6 +25,7 @@ import {
   type Simulator,
   type SimulatorOptions,
 } from '../../local/simulator/index.js';
+import { skipWithoutTool } from '../helpers/required-tools.js';
 
 /** The gateway simulator over real HTTP on loopback, signed with the client's own oauth.ts. */
 
@@ -106,8 +107,6 @@ function assertReport(a: Answer) {
 }
 
 const csvRows = (text: string, delimiter = ','): string[][] => parse(text, { delimiter }) as string[][];
-
-const pdftotextAvailable = spawnSync('pdftotext', ['-v']).status === 0;
 
 let shared: Simulator;
 let rsaPem: string;
@@ -420,7 +419,8 @@ describe('the PDF report', () => {
     assert.ok(!otherWindow.bytes.equals(a.bytes));
   });
 
-  it('shows the rows (transliterated) when pdftotext is available', { skip: !pdftotextAvailable && 'pdftotext not installed' }, async () => {
+  it('shows the rows (transliterated), read back by pdftotext', async (t) => {
+    if (skipWithoutTool(t, 'pdftotext')) return;
     const a = await call(shared, { body: reportBody({ reportFormat: 'PDF' }) });
     const dir = await mkdtemp(join(tmpdir(), 'sim-pdf-'));
     try {
