@@ -18,10 +18,14 @@ import {
   parseBoolean,
 } from '../../functions/core/csv/value-parsers.js';
 
-const rejects = (value: bigint | number | undefined, why: RegExp) => {
+/** A rejection, and its reason: the whole text when a string is given (it goes into the rejects file as is). */
+const rejects = (value: bigint | number | undefined, why: RegExp | string) => {
   assert.ok(value === undefined || Number.isNaN(value), `expected a rejection, got ${String(value)}`);
-  assert.match(failureReason(), why);
+  if (typeof why === 'string') assert.equal(failureReason(), why);
+  else assert.match(failureReason(), why);
 };
+/** The reason a non-empty text is refused with: the kind, then the text as JSON. */
+const refusedAs = (kind: string, text: string) => (text === '' ? 'empty' : `${kind}: ${JSON.stringify(text)}`);
 
 describe('bigint', () => {
   it('reads ids above 2^53 exactly', () => {
@@ -39,7 +43,7 @@ describe('bigint', () => {
   });
 
   it('rejects what is not an int64, saying why', () => {
-    for (const text of ['', '+', '-', '1.0', '1e3', ' 1', '1 ', '0x10', '1_000', '١٢']) rejects(parseInt64(text), /empty|not an integer/);
+    for (const text of ['', '+', '-', '1.0', '1e3', ' 1', '1 ', '0x10', '1_000', '١٢']) rejects(parseInt64(text), refusedAs('not an integer', text));
     rejects(parseInt64('9223372036854775808'), /out of the bigint/);
     rejects(parseInt64('-9223372036854775809'), /out of the bigint/);
   });
@@ -77,7 +81,7 @@ describe('decimal (exact, through integers)', () => {
 
   it('rejects garbage, exponents, separators and too many digits, saying why', () => {
     for (const text of ['', '-', '.', '+.', '1e5', '1E5', '1,5', '1 000', ' 1', '1.2.3', '--1', 'NaN', 'Infinity', '0x1A', '12a.5']) {
-      rejects(parseDecimal(text, 18, 3), /empty|not a decimal/);
+      rejects(parseDecimal(text, 18, 3), refusedAs('not a decimal', text));
     }
     rejects(parseDecimal('1.2345', 18, 3), /more than 3 fractional digits/);
     rejects(parseDecimal('1234567890123456', 18, 3), /more than 15 integer digits/);
@@ -128,7 +132,7 @@ describe('timestamp and date patterns', () => {
     rejects(parseTimestamp('2026-11-20 23:60:00', ts), /minute 60/);
     rejects(parseTimestamp('2026-11-20 23:59:60', ts), /second 60/);
     for (const text of ['', '2026-11-20', '2026-11-20T23:59:59', '2026/11/20 23:59:59', '2026-1-20 23:59:59', '2026-11-20 23:59:5x', ' 2026-11-20 23:59:59']) {
-      rejects(parseTimestamp(text, ts), /empty|does not match/);
+      rejects(parseTimestamp(text, ts), refusedAs('does not match the pattern "yyyy-MM-dd HH:mm:ss"', text));
     }
     rejects(parseDate('2026-11-21', day), /does not match/);
   });
@@ -189,5 +193,79 @@ describe('timestamp and date patterns', () => {
     assert.equal(parseBoolean('Y', own), 1);
     assert.equal(parseBoolean('n', own), 0);
     rejects(parseBoolean('true', own), /not a boolean: "true" \(the column reads "y", "n", in any case\)/);
+  });
+});
+
+/**
+ * The edges issue 36 found unguarded. Epoch days and milliseconds are literals worked out with Python's datetime
+ * (`(date(2000, 2, 29) - date(1970, 1, 1)).days` is 11016), not with the parsers.
+ */
+describe('value edges', () => {
+  const ts = compilePattern('yyyy-MM-dd HH:mm:ss', 'timestamp');
+  const day = compilePattern('dd.MM.yyyy', 'date');
+
+  it('29 February 2000 exists (the 400-year rule); 1900 and 2100 have none', () => {
+    assert.equal(parseDate('29.02.2000', day), 11016);
+    rejects(parseDate('29.02.1900', day), 'day 29 does not exist in 1900-02: "29.02.1900"');
+    rejects(parseDate('29.02.2100', day), 'day 29 does not exist in 2100-02: "29.02.2100"');
+    assert.equal(parseDate('28.02.2100', day), 47540);
+  });
+
+  it('a non-digit in any field, day 00 and text after the seconds are refused', () => {
+    const shape = (text: string) => `does not match the pattern "yyyy-MM-dd HH:mm:ss": ${JSON.stringify(text)}`;
+    for (const text of ['2x26-11-20 13:05:09', '202x-11-20 13:05:09', '2026-1x-20 13:05:09', '2026-11-2x 13:05:09', '2026-11-20 1x:05:09', '2026-11-20 13:0x:09', '2026-11-20 13:05:09x', '2026-11-20 13:05:09 ']) {
+      rejects(parseTimestamp(text, ts), shape(text));
+    }
+    rejects(parseTimestamp('2026-11-00 13:05:09', ts), 'day 0 does not exist in 2026-11: "2026-11-00 13:05:09"');
+    rejects(parseDate('00.11.2026', day), 'day 0 does not exist in 2026-11: "00.11.2026"');
+    assert.equal(parseTimestamp('2026-11-20 13:05:09', ts), 1795179909000);
+    assert.equal(parseTimestamp('2026-11-30 23:59:59', ts), 1796083199000);
+  });
+
+  it('an int64 is decimal digits only: hexadecimal, octal and binary text are refused on the BigInt path too', () => {
+    for (const text of ['0x10000000000000000', '0o7777777777777777777', '0b11111111111111111111', '0x7FFFFFFFFFFFFFFF']) {
+      rejects(parseInt64(text), refusedAs('not an integer', text));
+    }
+    assert.equal(parseSafeInteger('-0000000000000000000012'), -12, 'leading zeros are not digits');
+    assert.equal(parseSafeInteger('1000000000000000'), NEEDS_BIGINT);
+    assert.equal(parseInt64('1000000000000000'), 1000000000000000n);
+    assert.equal(parseSafeInteger('-0'), 0);
+    assert.ok(Object.is(parseSafeInteger('-0'), 0), 'never a negative zero');
+  });
+
+  it('decimal(18,3): whole amounts on both paths, zeros that do not count, a non-digit in the fraction', () => {
+    assert.equal(parseDecimal('123456789012345', 18, 3), 123456789012345000n, 'BigInt path, no point');
+    assert.equal(parseDecimal('-123456789012345', 18, 3), -123456789012345000n);
+    assert.equal(parseDecimal('+123456789012345.5', 18, 3), 123456789012345500n);
+    assert.equal(parseDecimal('12', 18, 3), 12000n, 'fast path, no point');
+    assert.equal(parseDecimal('12.', 18, 3), 12000n);
+    assert.equal(parseDecimal('.5', 18, 3), 500n);
+    assert.equal(parseDecimal('-0.000', 18, 3), 0n);
+    assert.equal(parseDecimal('1.2000000', 18, 3), 1200n, 'trailing zeros past the scale are not digits');
+    assert.equal(parseDecimal('000000000000000000012.5', 18, 3), 12500n, 'leading zeros do not count toward the 15 integer digits');
+    assert.equal(parseDecimal('999999999999999.999', 18, 3), 999999999999999999n);
+    assert.equal(parseSafeDecimal('99999999999.9999', 15, 4), 999999999999999, '15 digits stay on the fast path');
+    assert.equal(parseSafeDecimal('999999999999.9999', 16, 4), NEEDS_BIGINT);
+    rejects(parseDecimal('1.2x', 18, 3), 'not a decimal: "1.2x"');
+    rejects(parseDecimal('1.0005x', 18, 3), 'not a decimal: "1.0005x"');
+    rejects(parseDecimal('12x345678901234567', 18, 3), 'not a decimal: "12x345678901234567"');
+    rejects(parseDecimal('1234567890123456', 18, 3), 'more than 15 integer digits for decimal(18,3): "1234567890123456"');
+    rejects(parseDecimal('1.2345', 18, 3), 'more than 3 fractional digits for decimal(18,3): "1.2345"');
+    assert.equal(parseDecimal('7', 10, 0), 7n, 'scale 0');
+    rejects(parseDecimal('7.5', 10, 0), 'more than 0 fractional digits for decimal(10,0): "7.5"');
+  });
+
+  it('a date pattern needs yyyy, MM and dd; a timestamp HH and mm besides', () => {
+    const lacks = (pattern: string, kind: 'date' | 'timestamp', missing: string) =>
+      assert.throws(() => compilePattern(pattern, kind), (e: unknown) => e instanceof ConfigurationError && e.message.startsWith(`pattern "${pattern}" lacks ${missing} for a ${kind}; supported tokens:`));
+    lacks('MM-dd', 'date', 'yyyy');
+    lacks('yyyy-dd', 'date', 'MM');
+    lacks('yyyy-MM', 'date', 'dd');
+    lacks('yyyy-MM-dd mm', 'timestamp', 'HH');
+    lacks('yyyy-MM-dd HH', 'timestamp', 'mm');
+    assert.throws(() => compilePattern('yyyy-MM-dd ss', 'date'), /is a date pattern with time tokens/);
+    assert.throws(() => compilePattern('yyyy-MM-dd SSS', 'date'), /is a date pattern with time tokens/);
+    const quoted = compilePattern("yyyy''MM''dd", 'date');
+    assert.equal(parseDate("2026'11'20", quoted), 20777, "'' is a quote character");
   });
 });
