@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import {
+  addDays,
+  addSeconds,
   formatLocalDateTime,
+  instantAt,
   formatWithPattern,
   lastCompleteWindow,
   parseLocalDateTime,
@@ -177,7 +180,13 @@ describe('windowsStartingIn (every caller lists windows through it)', () => {
 
   it('with both bounds: exactly windowsBetween, no schedule needed, empty for an empty range', () => {
     const both = range('2026-11-01T05:00', '2026-11-04');
-    assert.deepEqual(windowsStartingIn({ window: 'P1D' }, { from: both.from!, to: both.to! }), windowsBetween(both.from!, both.to!, DAY));
+    // From is floored to its window's start: 05:00 on the 1st asks for the 1st's window.
+    const days = windowsStartingIn({ window: 'P1D' }, { from: both.from!, to: both.to! });
+    assert.deepEqual(days.map((w) => `${formatLocalDateTime(w.start)}/${formatLocalDateTime(w.end)}`), [
+      '2026-11-01T00:00:00/2026-11-02T00:00:00',
+      '2026-11-02T00:00:00/2026-11-03T00:00:00',
+      '2026-11-03T00:00:00/2026-11-04T00:00:00',
+    ]);
     assert.deepEqual(windowsStartingIn({ window: 'PT6H' }, { from: parseLocalDateTime('2026-11-04'), to: parseLocalDateTime('2026-11-04') }), []);
   });
 });
@@ -204,5 +213,54 @@ describe('formatWithPattern', () => {
     assert.equal(formatWithPattern(t, 'dd.MM.yyyy'), '02.01.2026');
     assert.equal(formatWithPattern(t, 'yyyy-MM-ddTHH:mm:ss'), '2026-01-02T03:04:05');
     assert.equal(windowStamp(t), '2026-01-02T03-04-05');
+  });
+});
+
+describe('window sizes, whole', () => {
+  it('reads PT12H, PT24H and P7D; refuses hours that do not divide a day, zero, and anything around the text', () => {
+    assert.deepEqual(parseWindowSize('PT12H'), { unit: 'hour', count: 12 });
+    assert.deepEqual(parseWindowSize('PT24H'), { unit: 'hour', count: 24 });
+    assert.deepEqual(parseWindowSize('PT1H'), { unit: 'hour', count: 1 });
+    assert.deepEqual(parseWindowSize('P7D'), { unit: 'day', count: 7 });
+    assert.deepEqual(parseWindowSize('P10D'), { unit: 'day', count: 10 });
+    for (const text of ['xP1D', 'P1Dx', 'xPT1H', 'PT1Hx', 'PT5H', 'PT0H', 'P0D', 'PT01H', 'P1', 'PT1.5H', 'P1DT1H', 'PT48H', '']) {
+      assert.throws(
+        () => parseWindowSize(text),
+        (e: unknown) => e instanceof ConfigurationError && e.message === `window "${text}" must be "P<n>D" (days) or "PT<n>H" (hours dividing 24).`,
+        text,
+      );
+    }
+  });
+
+  it('PT12H windows start at midnight and noon; from is floored to its window, to is exclusive', () => {
+    const halves = windowsBetween(parseLocalDateTime('2026-11-20T06:00'), parseLocalDateTime('2026-11-21T13:00'), parseWindowSize('PT12H'));
+    assert.deepEqual(halves.map((w) => `${formatLocalDateTime(w.start)}/${formatLocalDateTime(w.end)}`), [
+      '2026-11-20T00:00:00/2026-11-20T12:00:00',
+      '2026-11-20T12:00:00/2026-11-21T00:00:00',
+      '2026-11-21T00:00:00/2026-11-21T12:00:00',
+      '2026-11-21T12:00:00/2026-11-22T00:00:00',
+    ]);
+  });
+});
+
+describe('wall-clock arithmetic', () => {
+  it('moves by whole seconds and days across month and leap-day ends', () => {
+    assert.equal(formatLocalDateTime(addSeconds(parseLocalDateTime('2028-02-28T23:59:30'), 45)), '2028-02-29T00:00:15');
+    assert.equal(formatLocalDateTime(addSeconds(parseLocalDateTime('2026-01-01'), -1)), '2025-12-31T23:59:59');
+    assert.equal(formatLocalDateTime(addDays(parseLocalDateTime('2026-02-28T07:00'), 1)), '2026-03-01T07:00:00');
+  });
+
+  it('parses surrounding spaces away, and names the text it refuses', () => {
+    assert.equal(formatLocalDateTime(parseLocalDateTime(' 2026-11-20T10:15 ')), '2026-11-20T10:15:00');
+    for (const text of ['2026-11-20x', 'x2026-11-20', '2026-11-20T10', '2026-11-20T10:15:30:00', '26-11-20']) {
+      assert.throws(() => parseLocalDateTime(text), (e: unknown) => e instanceof ConfigurationError && e.message === `"${text}" is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:mm:ss).`, text);
+    }
+  });
+
+  it('a wall time the clocks pass twice is its first instant; one they skip, the instant an hour on (as java.time reads them)', () => {
+    // Europe/Berlin: 02:30 on 25 Oct 2026 happens at 00:30Z (CEST) and 01:30Z (CET); 02:30 on 29 Mar 2026 never happens.
+    assert.equal(instantAt(parseLocalDateTime('2026-10-25T02:30'), 'Europe/Berlin'), 1792888200000);
+    assert.equal(instantAt(parseLocalDateTime('2026-03-29T02:30'), 'Europe/Berlin'), 1774747800000);
+    assert.deepEqual(wallClockIn(new Date(1792888200000), 'Europe/Berlin'), { year: 2026, month: 10, day: 25, hour: 2, minute: 30, second: 0 });
   });
 });
