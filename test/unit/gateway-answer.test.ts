@@ -8,7 +8,7 @@ import { csvParseOptions } from '../../functions/core/csv/records.js';
 import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/errors.js';
 import {
   classifyAnswer,
-  headerLine,
+  escapeControls,
   readFirstRecord,
   type AnswerHead,
   type Caller,
@@ -31,9 +31,12 @@ const answer = (body: Buffer | string, contentType: string, status = 200): Answe
   return { status, contentType, head, complete: true };
 };
 
-/** A report as the provider's sample writes it: every field quoted, CRLF, in the report's encoding. */
+/**
+ * A report as the provider's sample writes it: every field quoted, CRLF, in the report's encoding. Written by
+ * csv-stringify, not by the classifier's own headerLine, so a wrong headerLine cannot agree with itself.
+ */
 function reportBytes(header: string[], rows: string[][], delimiter: string, encoding: string, bom = false): Buffer {
-  const text = [header, ...rows].map((r) => headerLine(r, delimiter)).join('\r\n') + '\r\n';
+  const text = stringify([header, ...rows], { delimiter, quoted: true, quoted_empty: true, record_delimiter: '\r\n' });
   const body = iconv.encode(text, encoding);
   return bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), body]) : body;
 }
@@ -235,7 +238,8 @@ describe('classifyAnswer: properties', () => {
       fc.property(fc.oneof(html, jsonError), fc.constantFrom(...TYPES, 'text/html', 'application/json'), fc.constantFrom(...DELIMITERS), (text, type, delimiter) => {
         assert.throws(
           () => classifyAnswer(answer(text, type), caller, expectation(HEADER, delimiter)),
-          (e: unknown) => e instanceof UnexpectedAnswer || e instanceof AuthenticationRefused,
+          // None of the words is a refusal's: a page or a JSON error is never taken for a refused login either.
+          UnexpectedAnswer,
         );
       }),
       { numRuns: PROPERTY_RUNS },
@@ -252,3 +256,88 @@ function assertThrows<T extends Error>(fn: () => unknown, type: new (...args: ne
   }
   return assert.fail(`expected ${type.name}`);
 }
+
+describe('classifyAnswer: the edges issue 36 found unguarded', () => {
+  const REPORT = '"Merchant_Name","Transaction_id","Amount"\r\n"Shop","1","1.000"\r\n';
+  const reason = (e: UnexpectedAnswer) => /^The gateway's answer is not a report \((.*)\)\. It began:/s.exec(e.message)?.[1];
+
+  it('a redirect, a 404 or a 5xx with a CSV body is never a report, and says which', () => {
+    const redirect = assertThrows(
+      () => classifyAnswer({ ...answer(REPORT, 'text/csv', 302), location: 'https://new.example.com/rpt' }, caller, expectation(HEADER)),
+      UnexpectedAnswer,
+    );
+    assert.equal(
+      reason(redirect),
+      'a redirect to "https://new.example.com/rpt", which is not followed (a signed POST is not re-sent elsewhere): the endpoint URL is probably outdated; HTTP 302, content type "text/csv"',
+    );
+    const bare = assertThrows(() => classifyAnswer(answer(REPORT, 'text/csv', 301), caller), UnexpectedAnswer);
+    assert.match(reason(bare)!, /^a redirect, which is not followed/);
+    for (const [status, words] of [[404, 'Not Found'], [500, 'Internal Server Error'], [503, 'Service Unavailable'], [400, 'Bad Request'], [199, '']] as const) {
+      const e = assertThrows(() => classifyAnswer(answer(REPORT, 'text/csv', status), caller, expectation(HEADER)), UnexpectedAnswer);
+      assert.equal(reason(e), `HTTP ${status}${words ? ` ${words}` : ''}; HTTP ${status}, content type "text/csv"`);
+      assert.equal(e.status, status);
+    }
+  });
+
+  it('a header with the right column count and one renamed column does not match', () => {
+    const body = reportBytes(['Merchant_Name', 'Transaction_ID', 'Amount'], [['Shop', '1', '1.000']], ',', 'UTF-8');
+    assert.deepEqual(classifyAnswer(answer(body, 'text/csv'), caller, expectation(HEADER)), {
+      kind: 'csv',
+      firstLine: '"Merchant_Name","Transaction_ID","Amount"',
+      headerMatches: false,
+    });
+  });
+
+  it('a short report whose header names hold "Unauthorized" is a report, quoted or (as the definition\'s header) not', () => {
+    const header = ['Unauthorized_Attempts', 'Not_Authorised_Amount'];
+    const quoted = reportBytes(header, [['3', '1.00']], ',', 'UTF-8');
+    assert.equal(classifyAnswer(answer(quoted, 'text/plain'), caller).kind, 'csv');
+    const plain = 'Unauthorized_Attempts;Not_Authorised_Amount\n3;1.00\n';
+    assert.deepEqual(classifyAnswer(answer(plain, 'text/plain', 200), caller, expectation(header, ';')), {
+      kind: 'csv', firstLine: 'Unauthorized_Attempts;Not_Authorised_Amount', headerMatches: true,
+    });
+  });
+
+  it('a refusal is a complete text answer of at most 1 KB under 2xx, 401 or 403: from the other side, it is not', () => {
+    const words = 'You are not authorized to perform this request.';
+    const refused = (a: AnswerHead) => assertThrows(() => classifyAnswer(a, caller, expectation(HEADER)), AuthenticationRefused);
+    const notRefused = (a: AnswerHead) => assertThrows(() => classifyAnswer(a, caller, expectation(HEADER)), UnexpectedAnswer);
+    const sized = (bytes: number) => `${words}${' '.repeat(bytes - words.length)}`;
+    assert.equal(Buffer.byteLength(sized(1024)), 1024);
+    refused(answer(sized(1024), 'text/plain'));
+    notRefused(answer(sized(1025), 'text/plain'));
+    refused(answer(words, 'application/xhtml+xml', 403));
+    refused(answer(words, 'TEXT/PLAIN; charset=UTF-8', 299));
+    notRefused(answer(words, 'application/json'));
+    notRefused(answer(words, ''));
+    notRefused(answer(words, 'text/plain', 400));
+    notRefused(answer(words, 'text/plain', 404));
+    notRefused({ ...answer(words, 'text/plain'), complete: false });
+    const e = refused(answer(`  ${words}\n  Contact\tsupport.  `, 'text/plain', 401));
+    assert.equal(e.message.includes('"You are not authorized to perform this request. Contact support."'), true, e.message);
+  });
+
+  it('without a definition: any usual delimiter, no header verdict, and the reason names UTF-8 and the usual delimiters', () => {
+    assert.deepEqual(classifyAnswer(answer('a|b\n1|2\n', 'text/csv'), caller), { kind: 'csv', firstLine: 'a|b' });
+    assert.deepEqual(classifyAnswer(answer('"a"\t"b"\n', 'text/csv'), caller), { kind: 'csv', firstLine: '"a"\t"b"' });
+    const e = assertThrows(() => classifyAnswer(answer('one sentence only', 'text/plain'), caller), UnexpectedAnswer);
+    assert.equal(reason(e), 'neither a PDF nor a CSV report: read in UTF-8 with a usual delimiter, its first line has one field only; HTTP 200, content type "text/plain"');
+    assert.equal(e.expectedStart, undefined);
+    const empty = assertThrows(() => classifyAnswer(answer('', 'text/csv'), caller), UnexpectedAnswer);
+    assert.equal(reason(empty), 'an empty body; HTTP 200, content type "text/csv"');
+  });
+
+  it('a quoted header ending in a bare LF or CR is a record; its first line stops there', () => {
+    for (const end of ['\n', '\r']) {
+      assert.deepEqual(classifyAnswer(answer(`"Merchant_Name","Transaction_id","Amount"${end}"Shop","1","1.000"${end}`, 'text/csv'), caller, expectation(HEADER)), {
+        kind: 'csv', firstLine: '"Merchant_Name","Transaction_id","Amount"', headerMatches: true,
+      });
+    }
+  });
+
+  it('escapes control characters before a quote reaches a log: C0 but tab, CR and LF; DEL; C1', () => {
+    assert.equal(escapeControls('a\u0000b\u0007\u001b[31m\tc\r\n\u007f\u0085\u009f\u00a0Я'), 'a\\x00b\\x07\\x1b[31m\tc\r\n\\x7f\\x85\\x9f\u00a0Я');
+    const e = assertThrows(() => classifyAnswer(answer('\u001b]0;owned\u0007 bad gateway', 'text/plain'), caller, expectation(HEADER)), UnexpectedAnswer);
+    assert.equal(e.firstBytes, '\\x1b]0;owned\\x07 bad gateway');
+  });
+});
