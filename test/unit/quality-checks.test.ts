@@ -2,7 +2,7 @@ import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
-import { CHECK_OUTCOMES, findingsOf, QUALITY_CHECKS, qualityChecks, type HistoryLoad } from '../../functions/core/quality/checks.js';
+import { findingsOf, qualityChecks, type HistoryLoad } from '../../functions/core/quality/checks.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { RowBatchBuilder } from '../../functions/core/parquet/row-group-buffer.js';
 import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/quality/row-tally.js';
@@ -117,9 +117,71 @@ describe('the data checks of a window', () => {
     assert.deepEqual(qualityChecks({ report: variant({ volume: { enabled: false } }), window: monday, rowsWritten: 10, tally: { duplicateKeys: 0 }, history: [] }).map((c) => c.check), ['duplicate-keys']);
   });
 
-  it('declares each check and outcome once', () => {
-    assert.deepEqual([...QUALITY_CHECKS], ['volume-rows', 'volume-sum', 'duplicate-keys']);
-    assert.deepEqual([...CHECK_OUTCOMES], ['pass', 'anomaly', 'skipped']);
+});
+
+describe('the data checks at their edges', () => {
+  const monday = day('2026-11-23');
+  const rows = (observed: number, history: number[], report = base) =>
+    qualityChecks({ report, window: monday, rowsWritten: observed, history: historyOf(report, monday, history) })[0]!;
+
+  it('both ends of the band are inside it: 2,000 and 8,000 pass around a median of 4,000; one row past either is a finding', () => {
+    const usual = [4000, 4000, 4000, 4000];
+    assert.deepEqual([1999, 2000, 8000, 8001].map((n) => [rows(n, usual).outcome, rows(n, usual).message]), [
+      ['anomaly', 'volume low: 1,999 rows, expected 2,000-8,000 from the last 4 Mondays'],
+      ['pass', 'volume ok: 2,000 rows, within 2,000-8,000 from the last 4 Mondays'],
+      ['pass', 'volume ok: 8,000 rows, within 2,000-8,000 from the last 4 Mondays'],
+      ['anomaly', 'volume high: 8,001 rows, expected 2,000-8,000 from the last 4 Mondays'],
+    ]);
+  });
+
+  it('a fractional band is rounded inward to whole rows: median 100.5 gives 51-201, median 3.5 gives 0-13', () => {
+    const wide = [101, 101, 100, 100];
+    assert.deepEqual(rows(51, wide).expected, { low: 51, high: 201, median: 100.5 });
+    assert.equal(rows(50, wide).outcome, 'anomaly');
+    assert.equal(rows(51, wide).outcome, 'pass');
+    assert.equal(rows(201, wide).outcome, 'pass');
+    assert.equal(rows(202, wide).outcome, 'anomaly');
+    const tiny = [3, 3, 4, 4];
+    assert.deepEqual(rows(13, tiny).expected, { low: 0, high: 13, median: 3.5 });
+    assert.equal(rows(13, tiny).outcome, 'pass');
+    assert.equal(rows(14, tiny).message, 'volume high: 14 rows, expected 0-13 from the last 4 Mondays');
+  });
+
+  it('a median of exactly 0: rows are judged against 0-10; a sum is not judged', () => {
+    assert.equal(rows(0, [0, 0, 0, 0]).message, 'volume ok: 0 rows, within 0-10 from the last 4 Mondays');
+    assert.equal(rows(10, [0, 0, 0, 0]).outcome, 'pass');
+    assert.equal(rows(11, [0, 0, 0, 0]).message, 'volume high: 11 rows, expected 0-10 from the last 4 Mondays');
+    const withSum = variant({ volume: { sumColumn: 'amount' } });
+    const sum = qualityChecks({ report: withSum, window: monday, rowsWritten: 5, tally: { sum: '1.000' }, history: historyOf(withSum, monday, [5, 5, 5, 5], ['0.000', '0.000', '0.000', '0.000']) })[1]!;
+    assert.deepEqual([sum.outcome, sum.message], ['skipped', 'sum of amount not judged: its usual value on Mondays is not above zero, so a ratio means nothing']);
+  });
+
+  it('skip dates on other weekdays leave a window and its history alone', () => {
+    const tuesdays = variant({ volume: { skipDates: ['2026-11-17', '2026-11-24', '2026-11-10'] } });
+    const check = rows(3900, [4000, 4200, 3800, 4100], tuesdays);
+    assert.equal(check.message, 'volume ok: 3,900 rows, within 2,025-8,100 from the last 4 Mondays');
+    assert.deepEqual(check.history!.map((h) => h.window), ['2026-11-16T00:00:00', '2026-11-09T00:00:00', '2026-11-02T00:00:00', '2026-10-26T00:00:00']);
+  });
+
+  it('a sum column of scale 0 (a bigint) shows whole numbers, no point', () => {
+    const ids = variant({ volume: { sumColumn: 'transaction_id' } });
+    const sum = qualityChecks({
+      report: ids, window: monday, rowsWritten: 4000, tally: { sum: '2001' },
+      history: historyOf(ids, monday, [4000, 4000, 4000, 4000], ['1000', '1200', '800', '1000']),
+    }).find((c) => c.check === 'volume-sum')!;
+    assert.deepEqual(sum, {
+      check: 'volume-sum',
+      outcome: 'anomaly',
+      observed: '2001',
+      expected: { low: '500', high: '2000', median: '1000' },
+      history: [
+        { window: '2026-11-16T00:00:00', value: '1000' },
+        { window: '2026-11-09T00:00:00', value: '1200' },
+        { window: '2026-11-02T00:00:00', value: '800' },
+        { window: '2026-10-26T00:00:00', value: '1000' },
+      ],
+      message: 'sum of transaction_id high: 2,001, expected 500-2,000 from the last 4 Mondays',
+    });
   });
 });
 
