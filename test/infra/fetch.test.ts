@@ -2,7 +2,7 @@ import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -10,7 +10,7 @@ import { Credentials } from '../../lib/constructs/credentials.js';
 import { Egress } from '../../lib/constructs/egress.js';
 import { Fetch, type FetchProps, type ScheduledReport } from '../../lib/constructs/fetch.js';
 import { MIN_EVENT_SOURCE_CONCURRENCY, VISIBILITY_MARGIN, maximumConcurrencyOf, messageGroupIdOf } from '../../lib/constructs/fetch-queues.js';
-import { emptyStack, FIXTURE_ENTRY, resourcesOf } from './helpers.js';
+import { emptyStack, FIXTURE_ENTRY, resourcesOf, type Cfn } from './helpers.js';
 
 const DEFAULT = { name: 'default', endpointUrl: 'https://gateway.test/rpt', secretName: 's', maxConcurrentRequests: 2 };
 
@@ -84,9 +84,13 @@ describe('Fetch', () => {
     );
   });
 
-  it("gives the function the projection's first date, which it refuses windows before", () => {
+  it("gives the fetch function, and only it, the projection's first date (its refusal of earlier windows: fetch-handler.test.ts)", () => {
     const template = build([{ id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' }], { projectionStart: '2018-06-01' });
-    template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ PROJECTION_START: '2018-06-01' }) } });
+    const functions = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((f) => (f.Properties as Cfn).Environment?.Variables ?? {});
+    const given = functions.filter((variables) => 'PROJECTION_START' in variables);
+    assert.equal(given.length, 1);
+    assert.equal(given[0].PROJECTION_START, '2018-06-01');
+    assert.ok('CONNECTIONS' in given[0] && 'RAW_BUCKET' in given[0], 'the function that fetches windows');
   });
 
   it('says how to synthesize while a handler is missing', () => {

@@ -73,8 +73,8 @@ describe('ReportsPipelineStack', () => {
       assert.equal(fn.Handler, 'index.handler');
     });
 
-    it('keeps logs encrypted for the configured retention', () => {
-      template.hasResourceProperties('AWS::Logs::LogGroup', {
+    it('keeps every log group encrypted for the configured retention', () => {
+      template.allResourcesProperties('AWS::Logs::LogGroup', {
         RetentionInDays: production.logRetentionDays,
         KmsKeyId: { 'Fn::GetAtt': [id(prod.stack.lake.key), 'Arn'] },
       });
