@@ -2,7 +2,7 @@ import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
-import { findingsOf, qualityChecks, type HistoryLoad } from '../../functions/core/quality/checks.js';
+import { findingsOf, qualityChecks, slotName, type HistoryLoad } from '../../functions/core/quality/checks.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { RowBatchBuilder } from '../../functions/core/parquet/row-group-buffer.js';
 import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/quality/row-tally.js';
@@ -182,6 +182,49 @@ describe('the data checks at their edges', () => {
       ],
       message: 'sum of transaction_id high: 2,001, expected 500-2,000 from the last 4 Mondays',
     });
+  });
+});
+
+describe('the data checks: names, keys and sums', () => {
+  const monday = day('2026-11-23');
+
+  it('names every weekday, and the hour for a sub-daily window', () => {
+    const names = ['22', '23', '24', '25', '26', '27', '28'].map((d) => slotName(day(`2026-11-${d}`), base));
+    assert.deepEqual(names, ['Sundays', 'Mondays', 'Tuesdays', 'Wednesdays', 'Thursdays', 'Fridays', 'Saturdays']);
+    assert.equal(slotName(windowAt(parseLocalDateTime('2026-11-28T18:00'), parseWindowSize('PT6H')), { window: 'PT6H' }), 'Saturdays 18:00');
+  });
+
+  it('repeated keys of a two-column key are counted with separators; none, or no tally, pass', () => {
+    const two = variant({ keys: ['transaction_id', 'merchant_oid'] });
+    const dup = (tally?: { duplicateKeys: number }) => qualityChecks({ report: two, window: monday, rowsWritten: 10, tally, history: [] }).find((c) => c.check === 'duplicate-keys')!;
+    assert.equal(dup({ duplicateKeys: 1234 }).message, 'duplicate keys: 1,234 row(s) repeat a transaction_id, merchant_oid seen earlier in the window (all rows were kept as sent)');
+    assert.deepEqual(dup({ duplicateKeys: 0 }), { check: 'duplicate-keys', outcome: 'pass', observed: 0, expected: { low: 0, high: 0 }, message: 'no repeated transaction_id, merchant_oid' });
+    assert.deepEqual([dup().outcome, dup().observed], ['pass', 0]);
+  });
+
+  it('a sum is judged only with both a sum column and a tallied sum, and only from weeks that loaded rows and a sum', () => {
+    const withSum = variant({ volume: { sumColumn: 'amount' } });
+    const checks = (report: ReportDefinition, tally: { duplicateKeys: number; sum?: string }, history = historyOf(report, monday, [4, 4, 4, 4], ['1.000', '1.000', '1.000', '1.000'])) =>
+      qualityChecks({ report, window: monday, rowsWritten: 4, tally, history }).map((c) => c.check);
+    assert.deepEqual(checks(withSum, { duplicateKeys: 0 }), ['volume-rows', 'duplicate-keys']);
+    assert.deepEqual(checks(base, { duplicateKeys: 0, sum: '1.000' }), ['volume-rows', 'duplicate-keys']);
+    const sumsWithoutRows = historyOf(withSum, monday, [undefined, undefined, undefined, 4], ['1.000', '1.000', '1.000', '1.000']);
+    const sum = qualityChecks({ report: withSum, window: monday, rowsWritten: 4, tally: { duplicateKeys: 0, sum: '1.000' }, history: sumsWithoutRows })[1]!;
+    assert.equal(sum.message, 'sum of amount not judged: too little history: 1 of the last 4 Mondays loaded with this sum, 3 needed');
+  });
+
+  it('sums: negative amounts and short fractions shown exactly, with separators; minSumDifference in the column\'s units', () => {
+    const withSum = variant({ volume: { sumColumn: 'amount' } });
+    const judged = (report: ReportDefinition, sum: string, sums: string[]) =>
+      qualityChecks({ report, window: monday, rowsWritten: 4, tally: { duplicateKeys: 0, sum }, history: historyOf(report, monday, [4, 4, 4, 4], sums) })[1]!;
+    const low = judged(withSum, '-1234567.5', ['1000.5', '1000.5', '1000.5', '1000.5']);
+    assert.deepEqual([low.observed, low.expected, low.message], [
+      '-1234567.500',
+      { low: '500.250', high: '2001.000', median: '1000.500' },
+      'sum of amount low: -1,234,567.500, expected 500.250-2,001.000 from the last 4 Mondays',
+    ]);
+    const wide = variant({ volume: { sumColumn: 'amount', minSumDifference: 1000 } });
+    assert.equal(judged(wide, '5', ['1.000', '1.000', '1.000', '1.000']).message, 'sum of amount ok: 5.000, within 0.000-1,001.000 from the last 4 Mondays');
   });
 });
 
