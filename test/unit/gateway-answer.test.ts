@@ -9,6 +9,8 @@ import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/er
 import {
   classifyAnswer,
   escapeControls,
+  isRetryableStatus,
+  mediaTypeOf,
   readFirstRecord,
   type AnswerHead,
   type Caller,
@@ -339,5 +341,37 @@ describe('classifyAnswer: the edges issue 36 found unguarded', () => {
     assert.equal(escapeControls('a\u0000b\u0007\u001b[31m\tc\r\n\u007f\u0085\u009f\u00a0Я'), 'a\\x00b\\x07\\x1b[31m\tc\r\n\\x7f\\x85\\x9f\u00a0Я');
     const e = assertThrows(() => classifyAnswer(answer('\u001b]0;owned\u0007 bad gateway', 'text/plain'), caller, expectation(HEADER)), UnexpectedAnswer);
     assert.equal(e.firstBytes, '\\x1b]0;owned\\x07 bad gateway');
+  });
+});
+
+describe('answer helpers, literal (survivors of npm run mutate -- functions/core/gateway/answer.ts)', () => {
+  it('retries 429 and 500-599 only', () => {
+    assert.deepEqual([428, 429, 430, 499, 500, 503, 599, 600].map(isRetryableStatus), [false, true, false, false, true, true, true, false]);
+  });
+
+  it('reads the media type without parameters, spaces or case', () => {
+    assert.equal(mediaTypeOf(' Text/CSV ; charset=windows-1251'), 'text/csv');
+    assert.equal(mediaTypeOf(''), '');
+  });
+
+  it('says why a first line is not a record, at which position', () => {
+    assert.deepEqual(readFirstRecord('a"b,c\n', ','), { ok: false, problem: 'a quote inside an unquoted field at position 1' });
+    assert.deepEqual(readFirstRecord('"a"b,c\n', ','), { ok: false, problem: 'a character after a closing quote at position 3' });
+    assert.deepEqual(readFirstRecord('ab\u0001c', ','), { ok: false, problem: 'a control character (U+0001) at position 2' });
+    assert.deepEqual(readFirstRecord('a,b\u007f', ','), { ok: false, problem: 'a control character (U+007f) at position 3' });
+    assert.deepEqual(readFirstRecord('a\tb,c', ','), { ok: true, fields: ['a\tb', 'c'], quoted: [false, false], ended: false, line: 'a\tb,c' });
+    assert.deepEqual(readFirstRecord('"a,"open', ','), { ok: false, problem: 'a character after a closing quote at position 4' });
+    assert.deepEqual(readFirstRecord('x,"never closed', ','), { ok: true, fields: ['x', 'never closed'], quoted: [false, true], ended: false, line: 'x,"never closed' });
+  });
+
+  it('a BOM and blank space before a PDF or a page do not hide it; 300 and 399 are redirects', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    assert.deepEqual(classifyAnswer(answer(Buffer.concat([bom, Buffer.from(' \r\n\t%PDF-1.7\n')]), 'application/octet-stream'), caller), { kind: 'pdf' });
+    const page = assertThrows(() => classifyAnswer(answer(Buffer.concat([bom, Buffer.from('\n  <html><body>x</body></html>')]), 'text/csv'), caller), UnexpectedAnswer);
+    assert.match(page.message, /^The gateway's answer is not a report \(a web page instead of a report;/);
+    for (const status of [300, 399]) {
+      const e = assertThrows(() => classifyAnswer({ ...answer('"a","b"\n', 'text/csv', status), location: `/x\u0007${'y'.repeat(300)}` }, caller), UnexpectedAnswer);
+      assert.ok(e.message.includes(`a redirect to "/x\\\\x07${'y'.repeat(197)}", which is not followed`), e.message);
+    }
   });
 });
