@@ -58,7 +58,7 @@ export const formatLocalDateTime = (t: LocalDateTime) =>
 /** Parses "YYYY-MM-DD" or "YYYY-MM-DDTHH:mm[:ss]" as a wall-clock time. */
 export function parseLocalDateTime(text: string): LocalDateTime {
   const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(text.trim());
-  // Said as every command's --help says it (bin/reports.ts); seconds are accepted but never needed.
+  // Said as every command's --help says it (bin/program.ts); seconds are accepted but never needed.
   if (!m) throw new ConfigurationError(`"${text}" is not a date (YYYY-MM-DD) or date-time (YYYY-MM-DDTHH:mm).`);
   const t: LocalDateTime = {
     year: Number(m[1]),
