@@ -12,6 +12,7 @@ import {
 import type { IConstruct } from 'constructs';
 import type { EnvironmentConfig } from '../environment/environments.js';
 import { CONTROL_TOWER_EXEMPTIONS, type Exemption, type ExemptionContext } from './exemptions.js';
+import { controlTowerRules, resourceTypesOf, rulesNotApplying } from './rule-selection.js';
 
 /** One resource a Control Tower control refuses, named as the exemption list and a reader name it. */
 export interface ControlFinding {
@@ -45,17 +46,13 @@ export interface ControlTowerResult {
 export class ControlTowerChecks implements IPolicyValidationPluginBeta1 {
   readonly name = 'control-tower';
   readonly version: string;
-  private readonly guard: CfnGuardValidator;
 
   constructor(private readonly exemptions: readonly Exemption[] = CONTROL_TOWER_EXEMPTIONS) {
-    // cfn-guard's JSON report grows with the templates (a stack and its 16 shards) and their findings: past Node's
-    // 1 MB default the plugin would fail on the report's size, not on a finding.
-    this.guard = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 });
-    this.version = this.guard.version ?? '0.0.0';
+    this.version = guardFor([]).version ?? '0.0.0';
   }
 
   validate(context: IPolicyValidationContextBeta1): PolicyValidationPluginReportBeta1 {
-    const result = runControlTower(context.appConstruct, context.templatePaths, this.exemptions, this.guard);
+    const result = runControlTower(context.appConstruct, context.templatePaths, this.exemptions);
     return {
       success: result.findings.length === 0,
       violations: result.findings.map(asViolation),
@@ -64,20 +61,34 @@ export class ControlTowerChecks implements IPolicyValidationPluginBeta1 {
   }
 }
 
+/**
+ * The validator with Control Tower's rules less those named. cfn-guard's JSON report grows with the templates and
+ * their findings: past Node's 1 MB default the plugin would fail on the report's size, not on a finding.
+ */
+const guardFor = (disabledRules: string[]) => new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024, disabledRules });
+
+/** cfn-guard over the templates, each read with only the rules that can apply to it (rule-selection.ts). */
+function guardViolations(paths: readonly string[]): PolicyViolationBeta1[] {
+  const groups = new Map<string, { disabled: string[]; paths: string[] }>();
+  for (const path of paths) {
+    const disabled = rulesNotApplying(resourceTypesOf(path));
+    const key = disabled.join(',');
+    groups.set(key, { disabled, paths: [...(groups.get(key)?.paths ?? []), path] });
+  }
+  const ruleCount = controlTowerRules().length;
+  return [...groups.values()]
+    .filter((g) => g.disabled.length < ruleCount)
+    // The validator reads templatePaths alone; the rest of CDK's context would describe the parent stacks only.
+    .flatMap((g) => guardFor(g.disabled).validate({ templatePaths: g.paths } as unknown as Parameters<CfnGuardValidator['validate']>[0]).violations);
+}
+
 /** The cfn-guard run and the exemptions over the given stack templates and the nested templates under them. */
-export function runControlTower(
-  app: IConstruct,
-  templatePaths: readonly string[],
-  exemptions: readonly Exemption[] = CONTROL_TOWER_EXEMPTIONS,
-  guard: CfnGuardValidator = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 }),
-): ControlTowerResult {
+export function runControlTower(app: IConstruct, templatePaths: readonly string[], exemptions: readonly Exemption[] = CONTROL_TOWER_EXEMPTIONS): ControlTowerResult {
   const stacks = stacksByTemplate(app);
   const paths = templatePaths.flatMap((p) => [p, ...nestedTemplatesOf(stacks.get(basename(p)), dirname(p))]);
-  // The validator reads templatePaths alone; the rest of CDK's context would describe the parent stacks only.
-  const report = guard.validate({ templatePaths: paths } as unknown as Parameters<CfnGuardValidator['validate']>[0]);
   const result: ControlTowerResult = { templates: paths, findings: [], exempted: [] };
   const elements = new ElementIndex();
-  for (const v of report.violations) {
+  for (const v of guardViolations(paths)) {
     for (const r of v.violatingResources) {
       const finding = findingOf(v, r.resourceLogicalId, r.templatePath, stacks, elements);
       const exemption = exemptionFor(finding, stacks.get(basename(r.templatePath)), exemptions);

@@ -8,6 +8,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { projectPath } from '../../lib/constructs/pipeline-function.js';
 import { ControlTowerChecks, runControlTower, type ControlTowerResult } from '../../lib/control-tower/checks.js';
 import { CONTROL_TOWER_EXEMPTIONS } from '../../lib/control-tower/exemptions.js';
+import { controlTowerRules, resourceTypesOf, rulesNotApplying } from '../../lib/control-tower/rule-selection.js';
+import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
 import { logicalIdOf, shippedEnvironment, synthPipeline, testConfig, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
@@ -61,6 +63,21 @@ describe('Control Tower proactive controls at synth', () => {
     const dlq = result.findings.find((f) => f.resource === 'Parse/DeadLetters/Resource');
     assert.equal(dlq?.control, 'CT.SQS.PR.1');
     assert.equal(dlq?.logicalId, logicalIdOf(integration.stack, integration.stack.parse.deadLetterQueue));
+  });
+
+  it("find with each template's own rules exactly what every rule finds (the selection only spares time)", () => {
+    const { files } = runs.governed;
+    // Every one of Control Tower's rules over every template, as the validator runs them unselected.
+    const all = new CfnGuardValidator({ maxBuffer: 256 * 1024 * 1024 }).validate({ templatePaths: files } as never).violations;
+    const controlOf = (v: { ruleName: string; description: string }) => /^\[(CT\.[A-Z0-9]+\.PR\.\d+)\]/.exec(v.description)?.[1] ?? v.ruleName;
+    const everyRule = all.flatMap((v) => v.violatingResources.map((r) => `${controlOf(v)} ${r.resourceLogicalId}`)).sort();
+    const { result } = checked(governed, []);
+    assert.ok(everyRule.length > 10, `${everyRule.length} findings`);
+    assert.deepEqual(result.findings.map((f) => `${f.control} ${f.logicalId}`).sort(), everyRule);
+    // A shard holds schedules, Glue tables and named queries: no rule names those types, so none reads it.
+    const shard = files.find((f) => f.endsWith('.nested.template.json'))!;
+    assert.equal(rulesNotApplying(resourceTypesOf(shard)).length, controlTowerRules().length);
+    assert.ok(rulesNotApplying(new Set(['AWS::SQS::Queue'])).length < controlTowerRules().length, 'a queue has rules');
   });
 
   it('fail the synthesis with the control and the construct of a finding', () => {
