@@ -2,8 +2,9 @@ import { ConfigurationError } from './errors.js';
 
 /**
  * Calls `fn` on every item with at most `limit` calls in flight, starting them in order; results keep the
- * items' order. `fn` must not throw (runBackfill's wrapper turns throws into results): one rejection would
- * otherwise leave the other workers running unobserved.
+ * items' order. A rejection rejects the call at once, while the other workers go on through their items
+ * unobserved: a caller that must account for every item turns throws into results (runBackfill does); the
+ * freshness check lets one failed read fail the whole check, which its alarm reports.
  */
 export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   if (!Number.isInteger(limit) || limit < 1) throw new ConfigurationError(`concurrency must be a whole number of at least 1, not ${limit}`);
