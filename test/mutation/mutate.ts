@@ -1,7 +1,7 @@
 import { Stryker } from '@stryker-mutator/core';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { allTargets, targetNamed, type MutationTarget } from './targets.js';
+import { allTargets, runnerFile, targetNamed, type MutationTarget } from './targets.js';
 import { meetsFloor, readScores, scoreTable, type FileScore } from './summary.js';
 
 /**
@@ -40,8 +40,14 @@ async function runTarget(target: MutationTarget): Promise<FileScore[]> {
     mutate: target.mutate,
     testRunner: 'tap',
     plugins: ['@stryker-mutator/tap-runner'],
-    // Node's test runner through tsx, one test file per process; the hook records which mutants each file reaches.
-    tap: { testFiles: target.tests, nodeArgs: ['--import', 'tsx', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'], forceBail: true },
+    // The sandbox is compiled to JavaScript once (compile.ts), then Node's test runner starts one test file per
+    // process; the hook records which mutants each file reaches. The loader brings tsx to a file still in TypeScript.
+    buildCommand: 'node --import tsx test/mutation/compile.ts',
+    tap: {
+      testFiles: target.tests.map(runnerFile),
+      nodeArgs: ['--import', './test/mutation/typescript-loader.mjs', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
+      forceBail: true,
+    },
     coverageAnalysis: 'perTest',
     concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 2),
     incremental: true,
