@@ -70,15 +70,23 @@ async function runTarget(target: MutationTarget): Promise<FileScore[]> {
   return target.tests.length > 0 ? readScores(ROOT, join(ROOT, dir, 'mutation.json')) : [];
 }
 
+/** Wall time, for the figures in docs/maintaining.md: the CPU time of the test processes is `time`'s to give. */
+const took = (since: number) => {
+  const seconds = Math.round((performance.now() - since) / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+};
+
+const started = performance.now();
 const scores: FileScore[] = [];
 for (const target of chooseTargets()) {
+  const targetStarted = performance.now();
   const found = await runTarget(target);
-  console.log(`\n${scoreTable(found)}`);
+  console.log(`\n${scoreTable(found)}\n(${target.name}: ${took(targetStarted)})`);
   scores.push(...found);
 }
 const survivors = scores.flatMap((score) => score.survivors);
 if (survivors.length > 0) console.log(`\nSurvivors (a change no test notices; see the HTML report for the diff):\n${survivors.join('\n')}`);
-console.log(`\nAll runs:\n${scoreTable(scores)}`);
+console.log(`\nAll runs (${took(started)}):\n${scoreTable(scores)}`);
 const below = scores.filter((score) => !meetsFloor(score));
 console.log(below.length === 0 ? '\nEvery module is at or above its floor.' : `\n${below.length} module(s) below their floor.`);
 process.exitCode = below.length === 0 ? 0 : 1;
