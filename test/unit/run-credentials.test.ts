@@ -30,6 +30,14 @@ describe('secretFingerprint', () => {
     assert.match(secretFingerprint(OLD), /^[0-9a-f]{64}$/);
     assert.ok(!secretFingerprint(OLD).includes('old-control-key'));
   });
+
+  it('is the SHA-256 of the fields as [name, value] pairs sorted by name (vectors from `sha256sum`)', () => {
+    // printf '%s' '[["controlKey","old-control-key"],["login","merchant-a"]]' | sha256sum
+    assert.equal(secretFingerprint(OLD), '29ec1f8574c55bf2361877f363206e9576ce405cfcbe15b39ea967b12fbd03a6');
+    // Four fields given out of order: printf '%s' '[["controlKey","k"],["login","m"],["rsaPrivateKey","p"],["signatureMethod","RSA-SHA256"]]' | sha256sum
+    const rsa = JSON.parse('{"signatureMethod": "RSA-SHA256", "login": "m", "rsaPrivateKey": "p", "controlKey": "k"}') as GatewaySecret;
+    assert.equal(secretFingerprint(rsa), '957532861795fadcf70ada33504f4030ebe01b69960b607da1e506f6caceab72');
+  });
 });
 
 describe('RunCredentials', () => {
