@@ -12,6 +12,7 @@ const payouts = { id: 'payouts', file: 'config/reports/payouts.json', connection
 const staging = { file: 'config/environments/staging.json', names: ['default', 'acme'] };
 const production = { file: 'config/environments/production.json', names: ['default'] };
 const bare = { file: 'config/environments/bare.json', names: [] };
+const two = { file: 'config/environments/two.json', names: ['default', 'b2'] };
 
 describe('connectionProblems', () => {
   it('a connection one environment lacks: names that file, what it has, and that every environment needs it', () => {
@@ -21,10 +22,10 @@ describe('connectionProblems', () => {
     ]);
   });
 
-  it('an environment with no connection at all says "none", and each lacking environment is one problem, in file order', () => {
-    const problems = connectionProblems([payouts], [production, staging, bare]);
+  it('the connections an environment has are listed, "none" when it has none; each lacking environment is one problem, in file order', () => {
+    const problems = connectionProblems([payouts], [two, staging, bare]);
     assert.equal(problems.length, 2, problems.join('\n'));
-    assert.ok(problems[0]!.includes('which config/environments/production.json does not define (it has default).'), problems[0]);
+    assert.ok(problems[0]!.includes('which config/environments/two.json does not define (it has default, b2).'), problems[0]);
     assert.ok(problems[1]!.includes('which config/environments/bare.json does not define (it has none).'), problems[1]);
   });
 
