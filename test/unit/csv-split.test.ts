@@ -113,7 +113,7 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     assert.deepEqual(groups, [2, 3], 'this thread\'s group, then the worker\'s');
     assert.equal(manifest!.split?.atByte, 19);
     assert.equal(manifest!.split?.rowsRead, 3);
-    assert.deepEqual([manifest!.rowsRead, manifest!.rowsWritten, manifest!.rowsRejected, manifest!.rowGroups, manifest!.bytesIn], [5, 5, 0, 2, 39]);
+    assert.deepEqual([manifest!.rowsRead, manifest!.rowsWritten, manifest!.rowsRejected, manifest!.emptyLines, manifest!.rowGroups, manifest!.bytesIn], [5, 5, 0, 0, 2, 39]);
     assert.deepEqual(manifest!.tally, { duplicateKeys: 0 });
   });
 
@@ -150,10 +150,10 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     assert.deepEqual(rows, ROWS);
   });
 
-  it('rejects in the second part keep the file\'s line numbers', async () => {
-    const { manifest, rejectText } = await convert(FILE.replace('4,d', 'x,d'), 16);
+  it('rejects and blank lines in the second part are counted, the rejects with the file\'s line numbers', async () => {
+    const { manifest, rejectText } = await convert(FILE.replace('4,d\r\n', 'x,d\r\n\r\n'), 16);
     assert.equal(manifest!.split?.rowsRead, 3);
-    assert.deepEqual([manifest!.rowsRead, manifest!.rowsWritten, manifest!.rowsRejected], [5, 4, 1]);
+    assert.deepEqual([manifest!.rowsRead, manifest!.rowsWritten, manifest!.rowsRejected, manifest!.emptyLines], [5, 4, 1, 1]);
     assert.equal(rejectText, '"line","column","reason","record"\r\n"6","Id","not an integer: ""x""","""x"",""d"""\r\n');
   });
 
