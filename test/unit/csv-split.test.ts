@@ -70,7 +70,18 @@ const tailOf = (file: Buffer, size: number, strings: boolean) => (from: number) 
   return Readable.from(chunks);
 };
 
-async function convert(text: string, at: number | undefined, options: { report?: ReportDefinition; rowGroupRows?: number; maxRejectShare?: number; tailChunk?: number; strings?: boolean } = {}) {
+interface SplitOptions {
+  report?: ReportDefinition;
+  rowGroupRows?: number;
+  maxRejectShare?: number;
+  /** The second read's chunk size, and whether its chunks are strings. */
+  tailChunk?: number;
+  strings?: boolean;
+  /** This thread's read in chunks of this size (default: one chunk). */
+  inputChunk?: number;
+}
+
+async function convert(text: string, at: number | undefined, options: SplitOptions = {}) {
   const file = Buffer.from(text, 'utf8');
   const output = new MemorySink();
   const rejects = new MemorySink();
@@ -78,7 +89,7 @@ async function convert(text: string, at: number | undefined, options: { report?:
   let error: unknown;
   try {
     manifest = await convertCsvToParquet({
-      input: Readable.from([file]),
+      input: options.inputChunk ? tailOf(file, options.inputChunk, false)(0) : Readable.from([file]),
       output,
       rejects,
       report: options.report ?? REPORT,
@@ -91,7 +102,8 @@ async function convert(text: string, at: number | undefined, options: { report?:
     error = e;
     manifest = manifestOf(e);
   }
-  const parquet = output.bytes.buffer.slice(output.bytes.byteOffset, output.bytes.byteOffset + output.bytes.byteLength) as ArrayBuffer;
+  const bytes = output.bytes;
+  const parquet = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const rows = output.ended ? await parquetReadObjects({ file: parquet }) : undefined;
   const groups = output.ended ? parquetMetadata(parquet).row_groups.map((g) => Number(g.num_rows)) : undefined;
   return { manifest, error, rows, groups, output, rejectText: rejects.bytes.toString('utf8') };
@@ -115,6 +127,31 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     assert.equal(manifest!.split?.rowsRead, 3);
     assert.deepEqual([manifest!.rowsRead, manifest!.rowsWritten, manifest!.rowsRejected, manifest!.emptyLines, manifest!.rowGroups, manifest!.bytesIn], [5, 5, 0, 0, 2, 39]);
     assert.deepEqual(manifest!.tally, { duplicateKeys: 0 });
+  });
+
+  it('this thread\'s read in 4-byte chunks: cut where a chunk ends, read through past it', async () => {
+    const { manifest, rows, error } = await convert(FILE, 16, { inputChunk: 4 });
+    assert.equal(error, undefined);
+    assert.deepEqual(rows, ROWS);
+    assert.deepEqual([manifest!.split?.atByte, manifest!.split?.rowsRead, manifest!.rowsRead, manifest!.bytesIn], [19, 3, 5, 39]);
+  });
+
+  it('a key of the first part repeated in the second is a duplicate', async () => {
+    const { manifest } = await convert(FILE.replace('5,e', '1,e'), 16);
+    assert.equal(manifest!.split?.rowsRead, 3);
+    assert.deepEqual(manifest!.tally, { duplicateKeys: 1 });
+  });
+
+  it('a cut past the end of the input: no second part, and its thread is stopped', async () => {
+    const { manifest, rows } = await convert(FILE, 500);
+    assert.equal(manifest!.split, undefined);
+    assert.deepEqual(rows, ROWS);
+  });
+
+  it('a drifted header stops the second part\'s thread and fails the file', async () => {
+    const { error, output } = await convert(FILE.replace('Id,Note', 'Id,Notes'), 16);
+    assert.equal((error as Error).name, 'SchemaDrift');
+    assert.equal(output.aborted, error);
   });
 
   it('cut inside a quoted value holding a line break: the second part is dropped, the rows are the same', async () => {

@@ -100,6 +100,7 @@ describe('convertCsvToParquet: rows in, Parquet out', () => {
     assert.equal(manifest!.bytesOut, output.bytes.length);
     assert.equal(manifest!.encoder, 'inline');
     assert.deepEqual(Object.keys(manifest!.encodeMsByColumn!), ['id', 'amount', 'note', 'day']);
+    assert.ok(Object.values(manifest!.encodeMsByColumn!).every((ms) => Number.isInteger(ms) && ms >= 0), JSON.stringify(manifest!.encodeMsByColumn));
     assert.equal(manifest!.split, undefined);
     assert.equal(rejectText, '"line","column","reason","record"\r\n', 'a header-only rejects file');
     assert.equal(manifest!.rejectBytes, 35);
@@ -233,7 +234,7 @@ describe('convertCsvToParquet: rejected rows', () => {
     }
     await assert.rejects(convertCsvToParquet({ input: input(), output, report: REPORT, encoder: 'inline', maxRejectShare: 0 }), TooManyRejectedRows);
     assert.equal(abortedBeforeEnd, true);
-    assert.match(output.aborted!.message, /^Report "transactions": 1 of 4 row|^rejected rows in report "transactions": the Parquet file will not be published$/);
+    assert.equal(output.aborted!.message, 'rejected rows in report "transactions": the Parquet file will not be published');
   });
 
   it('manifestOf finds no manifest on other errors, or on nothing', () => {
