@@ -3,6 +3,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { afterEach, describe, it } from 'node:test';
 import { convertPart, type FromPartWorker, type ToPartWorker } from '../../functions/core/convert/part-worker.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { BATCH_ROWS } from '../../functions/core/parquet/row-group-buffer.js';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
 
 /**
@@ -63,6 +64,46 @@ describe('convertPart', () => {
     assert.ok(done.parseMs >= 0 && done.encodeMs >= 0, JSON.stringify(done));
     const groups = p.received.filter((m) => m.t === 'group').map((m) => Number(m.group.num_rows));
     assert.deepEqual(groups, [2, 2, 1]);
+  });
+
+  it('sends row groups without a file around them: no PAR1 magic, the first column chunk at offset 0', async () => {
+    const p = part(report());
+    p.bytes('1,a\n2,b\n');
+    p.send({ t: 'end' });
+    await p.finished;
+    const first = p.received.find((m) => m.t === 'bytes') as Extract<FromPartWorker, { t: 'bytes' }>;
+    assert.notEqual(Buffer.from(first.bytes.subarray(0, 4)).toString('latin1'), 'PAR1');
+    const group = (p.received.find((m) => m.t === 'group') as Extract<FromPartWorker, { t: 'group' }>).group;
+    const chunk = group.columns[0]!.meta_data!;
+    assert.equal(Number(chunk.dictionary_page_offset ?? chunk.data_page_offset), 0);
+  });
+
+  it(`hands batches of ${BATCH_ROWS} rows to the encoder without closing the row group`, async () => {
+    const p = part(report(), 10_000);
+    p.bytes(Array.from({ length: BATCH_ROWS + 1 }, (_, i) => `${i},a\n`).join(''));
+    p.send({ t: 'end' });
+    await p.finished;
+    assert.deepEqual(collapsed(p.received).filter((k) => k.startsWith('group')), [`group ${BATCH_ROWS + 1}`]);
+  });
+
+  it('reads no byte-order mark at the part\'s start: U+FEFF there is data, as it is mid-file', async () => {
+    const p = part(report());
+    p.bytes('\ufeff1,a\n2,b\n');
+    p.send({ t: 'end' });
+    await p.finished;
+    const rejects = p.received.filter((m) => m.t === 'rejects').flatMap((m) => m.rejects);
+    assert.deepEqual(rejects.map((r) => [r.line, r.column, r.record]), [[1, 'Id', ['\ufeff1', 'a']]]);
+  });
+
+  it('its parse and encode times are parts of the time it ran', async () => {
+    const started = performance.now();
+    const p = part(report());
+    p.bytes('1,a\n2,b\n');
+    p.send({ t: 'end' });
+    await p.finished;
+    const elapsed = performance.now() - started;
+    const done = p.received.at(-1) as Extract<FromPartWorker, { t: 'done' }>;
+    assert.ok(done.encodeMs >= 0 && done.parseMs + done.encodeMs <= elapsed, `${JSON.stringify(done)} in ${elapsed} ms`);
   });
 
   it('a report without keys or a sum column sends no tally', async () => {
