@@ -79,6 +79,7 @@ interface SplitOptions {
   strings?: boolean;
   /** This thread's read in chunks of this size (default: one chunk). */
   inputChunk?: number;
+  encoder?: 'worker' | 'inline';
 }
 
 async function convert(text: string, at: number | undefined, options: SplitOptions = {}) {
@@ -93,7 +94,7 @@ async function convert(text: string, at: number | undefined, options: SplitOptio
       output,
       rejects,
       report: options.report ?? REPORT,
-      encoder: 'inline',
+      encoder: options.encoder ?? 'inline',
       maxRejectShare: options.maxRejectShare ?? 1,
       ...(options.rowGroupRows ? { rowGroupRows: options.rowGroupRows } : {}),
       ...(at === undefined ? {} : { split: { at, tail: tailOf(file, options.tailChunk ?? 1 << 16, options.strings ?? false), start: SplitPart.start } }),
@@ -119,8 +120,9 @@ describe('SplitPart.start', () => {
 
 describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the converter never splits' }, () => {
   it('cut at a record boundary: the worker converts from the next line, and the rows come back in order', async () => {
-    const { manifest, rows, groups, error } = await convert(FILE, 16);
+    const { manifest, rows, groups, error } = await convert(FILE, 16, { encoder: 'worker' });
     assert.equal(error, undefined);
+    assert.equal(manifest!.encoder, 'inline', 'two parsing threads already use both cores: no encoder thread');
     assert.deepEqual(rows, ROWS);
     assert.deepEqual(groups, [2, 3], 'this thread\'s group, then the worker\'s');
     assert.equal(manifest!.split?.atByte, 19);
@@ -208,6 +210,8 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     assert.ok(alone.error instanceof MalformedReport);
     assert.match((alone.error as Error).message, /the last good record ended on line 5\)/);
     assert.equal((split.error as Error).message, (alone.error as Error).message);
+    const strings = await convert(bad, 16, { tailChunk: 7, strings: true });
+    assert.equal((strings.error as Error).message, (alone.error as Error).message, 'the second read as strings, parsed here');
   });
 
   it('keeps this thread\'s last row group open when the rest of its part would not fill another', async () => {

@@ -153,6 +153,20 @@ describe('convertCsvToParquet: rows in, Parquet out', () => {
     assert.equal(DEFAULT_ROW_GROUP_BYTES, 67_108_864);
   });
 
+  it('encodes on a worker thread when asked, and says so', async () => {
+    const { manifest, rows } = await convert(`${HEADER}1,1,,01.01.2000\r\n`, { encoder: 'worker' });
+    assert.equal(manifest!.encoder, 'worker');
+    assert.equal(manifest!.encodeMsByColumn, undefined, 'per-column times are measured inline only');
+    assert.deepEqual(rows, [{ id: 1n, amount: 1, note: null, day: day('2000-01-01') }]);
+  });
+
+  it('a header and no row: an empty table with no row group, and no share of rejects to refuse', async () => {
+    const { manifest, rows, error } = await convert(HEADER, { maxRejectShare: 0 });
+    assert.equal(error, undefined);
+    assert.deepEqual(rows, []);
+    assert.deepEqual([manifest!.rowsRead, manifest!.rowGroups], [0, 0]);
+  });
+
   it('leaves ending the output to the caller when asked', async () => {
     const output = new MemorySink();
     const manifest = await convertCsvToParquet({ input: Readable.from([Buffer.from(`${HEADER}1,1,,01.01.2000\r\n`)]), output, report: REPORT, encoder: 'inline', finishOutput: false });

@@ -379,7 +379,8 @@ class CsvConversion {
   /** Throws TooManyRejectedRows, its manifest attached, when the rejected share is over the bound. */
   async failIfTooManyRejected(counts: RowCounts): Promise<void> {
     const { rowsRejected, rowsRead } = counts;
-    if (!(rowsRejected > 0 && rowsRejected / rowsRead > this.maxShare)) return;
+    // No rows at all is 0 / 0, NaN, which is above no share.
+    if (!(rowsRejected / rowsRead > this.maxShare)) return;
     const error = new TooManyRejectedRows(this.report.id, rowsRejected, rowsRead, this.maxShare);
     await this.encoder?.abort();
     await this.out.abort(error);
