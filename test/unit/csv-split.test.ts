@@ -163,6 +163,13 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     assert.deepEqual(groups, [5]);
   });
 
+  it('once the second part is dropped, row groups close at their bound again', async () => {
+    // Rows 1 and 2 were parsed while the cut at 25 stood (nothing of the part left: held open); row 3 closes it.
+    const { manifest, groups } = await convert(FILE, 22, { rowGroupRows: 2 });
+    assert.equal(manifest!.split, undefined);
+    assert.deepEqual(groups, [3, 2]);
+  });
+
   it('cut in the header: the second part is dropped', async () => {
     const { manifest, rows } = await convert(FILE, 3);
     assert.equal(manifest!.split, undefined);

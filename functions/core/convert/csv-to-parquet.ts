@@ -414,7 +414,7 @@ class CsvConversion {
       startedAt: new Date(this.started).toISOString(),
       finishedAt: new Date(this.started + durationMs).toISOString(),
       durationMs: Math.round(durationMs),
-      encoder: this.encoder?.mode ?? 'inline',
+      encoder: this.encoder!.mode, // started with the header, which every manifest follows
       timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
       ...(second ? { split: { atByte: this.limit!, rowsRead: second.rowsRead, parseMs: Math.round(second.parseMs), encodeMs: Math.round(second.encodeMs) } } : {}),
     };
