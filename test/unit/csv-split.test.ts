@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { syncBuiltinESMExports } from 'node:module';
+import os, { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import type { ByteSink } from '../../functions/core/byte-sink.js';
 import { SplitPart } from '../../functions/core/convert/csv-split.js';
@@ -116,6 +117,45 @@ describe('SplitPart.start', () => {
     assert.equal(SplitPart.start(reportWith({ encoding: 'windows-1251' }), { rowGroupRows: 10, rowGroupBytes: 1000 }, input), undefined);
     for (const at of [0, -5, NaN]) assert.equal(SplitPart.start(REPORT, { rowGroupRows: 10, rowGroupBytes: 1000 }, { ...input, at }), undefined, String(at));
   });
+
+  it('does not split on a machine with one CPU', () => {
+    mock.method(os, 'availableParallelism', () => 1);
+    syncBuiltinESMExports();
+    try {
+      assert.equal(SplitPart.start(REPORT, { rowGroupRows: 10, rowGroupBytes: 1000 }, input), undefined);
+    } finally {
+      mock.restoreAll();
+      syncBuiltinESMExports();
+    }
+  });
+});
+
+describe('SplitPart on its own', { skip: !twoCpus && 'one CPU: the converter never splits' }, () => {
+  const bounds = { rowGroupRows: 10, rowGroupBytes: 1000 };
+
+  it('stopped before its part is done: no result', async () => {
+    const part = SplitPart.start(REPORT, bounds, { at: 16, tail: () => Readable.from([Buffer.from(FILE).subarray(16)]) })!;
+    assert.equal(await part.limit, 19);
+    await part.stop();
+    await part.stop();
+    assert.equal(await part.result(), undefined);
+  });
+
+  it('a second read that fails: no cut, no result, nothing thrown', async () => {
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield Buffer.from('b\r');
+      throw new Error('S3 read reset');
+    }
+    const part = SplitPart.start(REPORT, bounds, { at: 16, tail: () => failing() })!;
+    assert.equal(await part.limit, undefined);
+    assert.equal(await part.result(), undefined);
+  });
+
+  it('a worker that fails as it starts: no result, and no error event left unheard', async () => {
+    const broken = { ...REPORT, columns: [{ ...REPORT.columns[0]!, kind: 'no such kind' }, REPORT.columns[1]!] } as unknown as ReportDefinition;
+    const part = SplitPart.start(broken, bounds, { at: 16, tail: () => Readable.from([Buffer.from(FILE).subarray(16)]) })!;
+    assert.equal(await part.result(), undefined);
+  });
 });
 
 describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the converter never splits' }, () => {
@@ -154,6 +194,19 @@ describe('a small file parsed on two threads', { skip: !twoCpus && 'one CPU: the
     const { error, output } = await convert(FILE.replace('Id,Note', 'Id,Notes'), 16);
     assert.equal((error as Error).name, 'SchemaDrift');
     assert.equal(output.aborted, error);
+  });
+
+  it('a second read that fails leaves this thread to parse the whole file', async () => {
+    const file = Buffer.from(FILE);
+    async function* failing(): AsyncGenerator<Buffer> {
+      yield file.subarray(16, 18);
+      throw new Error('S3 read reset');
+    }
+    const output = new MemorySink();
+    const manifest = await convertCsvToParquet({ input: Readable.from([file]), output, report: REPORT, encoder: 'inline', split: { at: 16, tail: () => failing(), start: SplitPart.start } });
+    assert.equal(manifest.split, undefined);
+    const bytes = output.bytes;
+    assert.deepEqual(await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer }), ROWS);
   });
 
   it('cut inside a quoted value holding a line break: the second part is dropped, the rows are the same', async () => {

