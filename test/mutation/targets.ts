@@ -44,10 +44,27 @@ function importsOf(root: string, file: string): string[] {
 /**
  * Where the tests that import a module are broader than the tests about it: window.ts is imported by a dozen
  * handler tests that only build windows, and running each of them per mutant would triple the run for no
- * guard the module's own tests lack. Every other module is held by the unit tests that import it.
+ * guard the module's own tests lack. The same holds for the converter (status and table-schema tests build
+ * their lakes with it), the connections (the fetch handler's tests and a `cdk synth` read one name from them)
+ * and the files at the core's top, which 36 test files import. Every other module is held by the unit tests
+ * that import it.
  */
 const NEAR_TESTS: Record<string, string[]> = {
   [`${CORE}/time/window.ts`]: ['window', 'interrupt-and-windows', 'run-resume', 's3-keys'],
+  [`${CORE}/connections/connection.ts`]: ['connection'],
+  [`${CORE}/connections/connection-problems.ts`]: ['connection-problems'],
+  [`${CORE}/connections/run-credentials.ts`]: ['run-credentials'],
+  [`${CORE}/convert/csv-to-parquet.ts`]: ['csv-to-parquet'],
+  [`${CORE}/convert/csv-split.ts`]: ['csv-split'],
+  [`${CORE}/convert/part-worker.ts`]: ['part-worker'],
+  [`${CORE}/convert/row-loop.ts`]: ['row-loop'],
+  [`${CORE}/build-info.ts`]: ['build-info', 'parquet-footer'],
+  [`${CORE}/byte-sink.ts`]: ['byte-sink'],
+  [`${CORE}/concurrency.ts`]: ['concurrency', 'backfill'],
+  [`${CORE}/errors.ts`]: ['errors', 'run-credentials'],
+  [`${CORE}/naming.ts`]: ['naming'],
+  [`${CORE}/retry.ts`]: ['retry'],
+  [`${CORE}/shown-path.ts`]: ['shown-path'],
 };
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -49,6 +49,18 @@ describe('mutation targets: which files, against which tests', () => {
     const core = allTargets(ROOT).at(-1)!;
     assert.ok(core.mutate.includes('functions/core/retry.ts'));
     assert.ok(core.mutate.every((file) => file.split('/').length === 3), 'only the files directly in functions/core/');
+  });
+
+  it('names only test and source files that exist, so a renamed test cannot stop a run', () => {
+    for (const target of allTargets(ROOT)) {
+      for (const file of [...target.mutate, ...target.tests]) assert.ok(existsSync(join(ROOT, file)), `${target.name}: ${file}`);
+      assert.ok(target.tests.length > 0, `${target.name}: no unit test guards it`);
+    }
+  });
+
+  it('narrows a widely imported module to the tests about it', () => {
+    assert.deepEqual(targetNamed(ROOT, 'connections')!.tests, ['test/unit/connection-problems.test.ts', 'test/unit/connection.test.ts', 'test/unit/run-credentials.test.ts']);
+    assert.ok(!targetNamed(ROOT, 'core')!.tests.includes('test/unit/fetch-handler.test.ts'));
   });
 
   it('runs compiled tests, except those that must run through tsx', () => {
