@@ -239,3 +239,113 @@ describe('a window as its manifest describes it', () => {
     assert.equal(recordedWindowOf({ outcome: 'loaded', table, definition }), undefined);
   });
 });
+
+describe('classifyChange on columns as a manifest records them', () => {
+  const col = (name: string, type: string, more: Partial<RecordedColumn> = {}): RecordedColumn => ({ header: name.toUpperCase(), name, type, nullable: false, ...more });
+
+  it('every kind of change at once: in the current columns\' order, removals last, each with the sentence a notice quotes', () => {
+    const before = [
+      col('id', 'bigint'),
+      col('merchant', 'string', { header: 'Merchant' }),
+      col('amount', 'decimal(18,3)'),
+      col('paid', 'timestamp', { pattern: 'yyyy-MM-dd HH:mm:ss' }),
+      col('day', 'date', { pattern: 'dd.MM.yyyy' }),
+      col('note', 'string', { nullable: true }),
+    ];
+    const now = [
+      col('fee', 'decimal(18,2)', { nullable: true }),
+      col('id', 'string'),
+      col('order_ref', 'string', { header: 'Merchant' }),
+      col('amount', 'decimal(18,3)', { nullable: true }),
+      col('paid', 'date', { pattern: 'yyyy-MM-dd' }),
+      col('day', 'date', { pattern: 'yyyy-MM-dd' }),
+      col('tax', 'bigint'),
+    ];
+    assert.deepEqual(classifyChange(before, now), {
+      verdict: 'unreadable',
+      changes: [
+        {
+          change: { change: 'added', column: 'fee', type: 'decimal(18,2)', nullable: true },
+          verdict: 'compatible',
+          effect: 'column fee was added: it reads NULL there (their raw files do not have it); nothing to do',
+        },
+        {
+          change: { change: 'retyped', column: 'id', from: 'bigint', to: 'string', fromParquet: 'INT64', toParquet: 'BYTE_ARRAY UTF8' },
+          verdict: 'unreadable',
+          effect:
+            'column id was retyped bigint -> string: their files hold INT64 where the table now says string (BYTE_ARRAY UTF8), ' +
+            'which Athena does not read as another type, so every query reading id there fails (HIVE_BAD_DATA)',
+        },
+        {
+          change: { change: 'renamed', from: 'merchant', to: 'order_ref', header: 'Merchant', fromType: 'string', toType: 'string' },
+          verdict: 'stale',
+          effect: 'column merchant was renamed order_ref: order_ref reads NULL there (Athena reads Parquet columns by name) and the values sit unseen under merchant',
+        },
+        {
+          // A retype that also changes the pattern is the retype alone: the file cannot be read at all.
+          change: { change: 'retyped', column: 'paid', from: 'timestamp', to: 'date', fromParquet: 'INT64 TIMESTAMP_MILLIS', toParquet: 'INT32 DATE' },
+          verdict: 'unreadable',
+          effect:
+            'column paid was retyped timestamp -> date: their files hold INT64 TIMESTAMP_MILLIS where the table now says date (INT32 DATE), ' +
+            'which Athena does not read as another type, so every query reading paid there fails (HIVE_BAD_DATA)',
+        },
+        {
+          change: { change: 'pattern', column: 'day', from: 'dd.MM.yyyy', to: 'yyyy-MM-dd' },
+          verdict: 'stale',
+          effect: 'the pattern of day changed from "dd.MM.yyyy" to "yyyy-MM-dd": their values were read from the text with the old one',
+        },
+        {
+          change: { change: 'added', column: 'tax', type: 'bigint', nullable: false },
+          verdict: 'compatible',
+          effect:
+            'column tax was added: it reads NULL there although it is not nullable, since their raw files do not have it ' +
+            '(a reparse cannot fill it; a backfill re-fetches them, if the gateway now sends it for those dates)',
+        },
+        {
+          change: { change: 'removed', column: 'note', type: 'string' },
+          verdict: 'compatible',
+          effect: 'column note was removed: their files keep its values, which no query sees; nothing to do',
+        },
+      ],
+    });
+  });
+
+  it('the worst verdict wins whatever the order: compatible then stale is stale, unreadable then stale is unreadable', () => {
+    const before = [col('a', 'string'), col('b', 'string'), col('c', 'bigint')];
+    assert.equal(classifyChange(before, [col('a', 'string'), col('b2', 'string', { header: 'B' }), col('c', 'bigint'), col('d', 'bigint')]).verdict, 'stale');
+    assert.equal(classifyChange(before, [col('x', 'string'), col('b2', 'string', { header: 'B' }), col('c', 'bigint')]).verdict, 'stale');
+    assert.equal(classifyChange(before, [col('a', 'bigint'), col('b2', 'string', { header: 'B' }), col('c', 'bigint')]).verdict, 'unreadable');
+    assert.equal(classifyChange(before, [col('a', 'string'), col('b', 'string'), col('c', 'bigint'), col('d', 'bigint')]).verdict, 'compatible');
+  });
+
+  it('a header taken by one rename only: two gone columns of one header are renamed once each, a third new one is added', () => {
+    const before = [col('a', 'string', { header: 'H' }), col('b', 'bigint', { header: 'H' }), col('keep', 'string')];
+    const now = [col('keep', 'string'), col('c', 'string', { header: 'H' }), col('d', 'bigint', { header: 'H' }), col('e', 'string', { header: 'H' })];
+    assert.deepEqual(classifyChange(before, now).changes.map((c) => c.change), [
+      { change: 'renamed', from: 'a', to: 'c', header: 'H', fromType: 'string', toType: 'string' },
+      { change: 'renamed', from: 'b', to: 'd', header: 'H', fromType: 'bigint', toType: 'bigint' },
+      { change: 'added', column: 'e', type: 'string', nullable: false },
+    ]);
+  });
+
+  it('a pattern recorded on one side only (a manifest written before the column had one) is a pattern change with that side left out', () => {
+    const [added] = classifyChange([col('s', 'string')], [col('s', 'string', { pattern: 'x' })]).changes;
+    assert.deepEqual(added, {
+      change: { change: 'pattern', column: 's', to: 'x' },
+      verdict: 'stale',
+      effect: 'the pattern of s changed from "" to "x": their values were read from the text with the old one',
+    });
+    const [dropped] = classifyChange([col('s', 'string', { pattern: 'x' })], [col('s', 'string')]).changes;
+    assert.deepEqual(dropped!.change, { change: 'pattern', column: 's', from: 'x' });
+    assert.equal(dropped!.effect, 'the pattern of s changed from "x" to "": their values were read from the text with the old one');
+    assert.deepEqual(classifyChange([col('s', 'string', { pattern: '' })], [col('s', 'string')]), { verdict: 'same', changes: [] });
+  });
+
+  it('names every kind\'s Parquet type as the footer has it, and a type no definition allows as it is', () => {
+    assert.deepEqual(
+      ['string', 'bigint', 'decimal(18,3)', 'decimal(9, 0)', 'timestamp', 'date', 'boolean'].map(parquetTypeFor),
+      ['BYTE_ARRAY UTF8', 'INT64', 'INT64 DECIMAL(18,3)', 'INT64 DECIMAL(9,0)', 'INT64 TIMESTAMP_MILLIS', 'INT32 DATE', 'BOOLEAN'],
+    );
+    assert.deepEqual(['decimal(19,2)', 'decimal(2,3)', 'DATE', ''].map(parquetTypeFor), ['decimal(19,2)', 'decimal(2,3)', 'DATE', '']);
+  });
+});
