@@ -10,7 +10,19 @@ import { parquetMetadata } from 'hyparquet';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { convertCsvToParquet } from '../../functions/core/convert/csv-to-parquet.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { duckdbType, duckdbViewSql, glueColumns, parquetSchema, PARTITION_KEYS, valueAggregates } from '../../functions/core/definitions/table-schema.js';
+import {
+  athenaType,
+  duckdbType,
+  duckdbViewSql,
+  glueColumns,
+  ident,
+  parquetElement,
+  parquetSchema,
+  parquetTypeLabel,
+  partitionKeyDuckdbType,
+  PARTITION_KEYS,
+  valueAggregates,
+} from '../../functions/core/definitions/table-schema.js';
 import { openDuckDb, type TestDb } from '../helpers/duckdb.js';
 
 /** One column of every type, required and nullable. */
@@ -135,5 +147,77 @@ describe('one schema, three uses', () => {
     assert.match(sql, /CAST\("amount" AS DECIMAL\(18,3\)\) AS "amount"/);
     assert.match(sql, /CAST\("created_date" AS TIMESTAMP\) AS "created_date"/);
     assert.match(sql, /read_parquet\('\/tmp\/it''s\/\*\/\*\.parquet', hive_partitioning = true\)/);
+  });
+});
+
+describe('the schema pieces, written out', () => {
+  const report = reportWith(columns);
+  const named = (name: string) => report.columns.find((c) => c.name === name)!;
+
+  it('the root element counts the columns; each leaf is required unless nullable', () => {
+    const schema = parquetSchema(report.columns);
+    assert.deepEqual(schema[0], { name: 'root', num_children: 13 });
+    assert.deepEqual(schema.slice(1).map((e) => e.repetition_type), [
+      'REQUIRED', 'REQUIRED', 'REQUIRED', 'REQUIRED', 'REQUIRED', 'REQUIRED', 'OPTIONAL', 'OPTIONAL', 'OPTIONAL', 'OPTIONAL', 'OPTIONAL', 'REQUIRED', 'OPTIONAL',
+    ]);
+    assert.deepEqual(parquetElement(named('d2')), {
+      name: 'd2', repetition_type: 'REQUIRED', type: 'INT64', converted_type: 'DECIMAL', precision: 9, scale: 2, logical_type: { type: 'DECIMAL', precision: 9, scale: 2 },
+    });
+    assert.deepEqual(parquetElement(named('s_n')), { name: 's_n', repetition_type: 'OPTIONAL', type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } });
+    assert.deepEqual(parquetElement(named('t')), {
+      name: 't', repetition_type: 'REQUIRED', type: 'INT64', converted_type: 'TIMESTAMP_MILLIS', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MILLIS' },
+    });
+    assert.deepEqual(parquetElement(named('day')), { name: 'day', repetition_type: 'REQUIRED', type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } });
+  });
+
+  it('Athena and DuckDB type of each kind, and of the dt partition', () => {
+    assert.deepEqual(['s', 'b', 'd2', 't', 'day', 'f'].map((n) => [athenaType(named(n)), duckdbType(named(n))]), [
+      ['string', 'VARCHAR'], ['bigint', 'BIGINT'], ['decimal(9,2)', 'DECIMAL(9,2)'], ['timestamp', 'TIMESTAMP'], ['date', 'DATE'], ['boolean', 'BOOLEAN'],
+    ]);
+    assert.equal(partitionKeyDuckdbType(PARTITION_KEYS[0]), 'VARCHAR');
+  });
+
+  it('a decimal without precision or scale is refused with what to do', () => {
+    const message = { message: 'a decimal column without precision and scale: parse it with parseReportDefinition first' };
+    assert.throws(() => duckdbType({ kind: 'decimal', precision: undefined, scale: 2 }), message);
+    assert.throws(() => duckdbType({ kind: 'decimal', precision: 18, scale: undefined }), message);
+  });
+
+  it('a Parquet type as the footer and Athena\'s errors name it', () => {
+    assert.equal(parquetTypeLabel({ type: 'INT64', converted_type: 'DECIMAL', precision: 18n, scale: 3n }), 'INT64 DECIMAL(18,3)');
+    assert.equal(parquetTypeLabel({ type: 'INT32', converted_type: 'DATE' }), 'INT32 DATE');
+    assert.equal(parquetTypeLabel({ type: 'BOOLEAN', converted_type: null }), 'BOOLEAN');
+    assert.equal(parquetTypeLabel({}), '?');
+  });
+
+  it('a column description becomes the Glue comment', () => {
+    const described = reportWith([{ header: 'A', name: 'a', type: 'string', description: 'The merchant' }, { header: 'B', name: 'b', type: 'bigint' }]);
+    assert.deepEqual(glueColumns(described.columns), [{ name: 'a', type: 'string', comment: 'The merchant' }, { name: 'b', type: 'bigint' }]);
+  });
+
+  it('the aggregates that decode each kind', () => {
+    assert.deepEqual(['s', 'b', 'd', 't', 'day', 'f'].map((n) => valueAggregates(named(n))), [
+      [{ kind: 'longest', sql: 'max(length("s"))' }],
+      [{ kind: 'min', sql: 'min("b")' }, { kind: 'max', sql: 'max("b")' }],
+      [{ kind: 'sum', sql: 'sum("d")' }],
+      [{ kind: 'min', sql: 'min("t")' }, { kind: 'max', sql: 'max("t")' }],
+      [{ kind: 'min', sql: 'min("day")' }, { kind: 'max', sql: 'max("day")' }],
+      [{ kind: 'trues', sql: 'count_if("f")' }],
+    ]);
+    assert.equal(ident('say "hi"'), '"say ""hi"""');
+  });
+
+  it('the view over files of other columns: absent ones NULL, unreadable ones an error for their files only, read by name', () => {
+    const two = reportWith([{ header: 'A', name: 'a', type: 'string' }, { header: 'B', name: 'b', type: 'decimal(9,2)', nullable: true }, { header: 'C', name: 'c', type: 'bigint' }]);
+    const evolution = { absent: new Set(['a']), unreadable: new Map([['b', { files: ['f1.parquet', "it's.parquet"], message: "b can't be read" }]]) };
+    assert.equal(
+      duckdbViewSql('v', 'g/*.parquet', two.columns, evolution),
+      'CREATE OR REPLACE VIEW "v" AS SELECT\n' +
+        '  CAST(NULL AS VARCHAR) AS "a",\n' +
+        "  CASE WHEN \"_paynet_file\" IN ('f1.parquet', 'it''s.parquet') THEN error('b can''t be read') ELSE CAST(\"b\" AS DECIMAL(9,2)) END AS \"b\",\n" +
+        '  CAST("c" AS BIGINT) AS "c",\n' +
+        '  CAST("dt" AS VARCHAR) AS "dt"\n' +
+        "FROM read_parquet('g/*.parquet', hive_partitioning = true, union_by_name = true, filename = '_paynet_file')",
+    );
   });
 });
