@@ -330,3 +330,149 @@ describe('the JSON Schema for editors', () => {
     ].sort());
   });
 });
+
+/** The message's lines after the first, without their two-space indent; fails unless each is indented so. */
+function linesOf(message: string): string[] {
+  const lines = message.split('\n').slice(1);
+  for (const l of lines) assert.match(l, /^ {2}\S/, `not indented by two spaces: "${l}"`);
+  return lines.map((l) => l.slice(2));
+}
+
+describe('each line of a definition error, as the user reads it', () => {
+  it('a column field is said by the column\'s name, else its header, else its index alone', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].type = 'money')))), [
+      'column "amount" (columns[4].type): "money": must be string, bigint, decimal(p,s), timestamp, date or boolean (lower case); for "money" write decimal(18,2)',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => delete d.columns[4].name))), ['column "Amount" (columns[4].name): Invalid input: expected string, received undefined']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = { type: 'string' })))), [
+      'columns[4].header: Invalid input: expected string, received undefined',
+      'columns[4].name: Invalid input: expected string, received undefined',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].name = 7)))), ['column "Amount" (columns[4].name): Invalid input: expected string, received number']);
+  });
+
+  it('a path below a column keeps its indexes; paths outside the columns are written the same way', () => {
+    const flag = (values: unknown) => shipped((d) => d.columns.push({ header: '3ds', name: 'three_ds', type: 'boolean', values }));
+    assert.deepEqual(linesOf(errorOf(flag({ true: ['Y', 'j'], false: ['N', 'J'] }))), [
+      'column "three_ds" (columns[9].values.false[1]): "J" is listed as true and as false (tokens are compared without regard to case)',
+    ]);
+    // Compared without case from either side.
+    assert.deepEqual(linesOf(errorOf(flag({ true: ['y'], false: ['Y'] }))), [
+      'column "three_ds" (columns[9].values.false[0]): "Y" is listed as true and as false (tokens are compared without regard to case)',
+    ]);
+    assert.match(linesOf(errorOf(flag({ true: [], false: ['N'] })))[0]!, /^column "three_ds" \(columns\[9\]\.values\.true\): Too small/);
+    const names = 'merchant_name, transaction_id, merchant_oid, created_date, amount, currency, transaction_type, order_description, date_of_report';
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.keys = ['x', 'x'])))), [
+      `keys[0]: "x" is not a column name (the columns are ${names})`,
+      `keys[1]: "x" is not a column name (the columns are ${names})`,
+      'keys[1]: "x" is listed twice',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.volume = { skipDates: ['2026-01-01', '2026-02-29'] })))), ['volume.skipDates[1]: is not a real calendar date']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns = [])))), [
+      'columns: Too small: expected array to have >=1 items',
+      'keys[0]: "transaction_id" is not a column name (the columns are )',
+    ]);
+  });
+
+  it('a duplicate name and the partition column dt, at the column that repeats or takes it', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[5].name = 'amount')))), ['column "amount" (columns[5].name): duplicate column name "amount"']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[2].name = 'dt')))), ['column "dt" (columns[2].name): "dt" is the partition column; pick another name']);
+  });
+
+  it('a type another SQL dialect would write: the spelling here, for each word a newcomer tries', () => {
+    const spelled: Array<[string, string]> = [
+      ['int', 'bigint'], ['integer', 'bigint'], ['long', 'bigint'], ['smallint', 'bigint'], ['tinyint', 'bigint'], ['number', 'bigint or decimal(p,s)'],
+      ['numeric', 'decimal(p,s)'], ['money', 'decimal(18,2)'], ['float', 'decimal(p,s) (money is never a float)'],
+      ['double', 'decimal(p,s) (money is never a float)'], ['real', 'decimal(p,s) (money is never a float)'], ['varchar', 'string'], ['text', 'string'],
+      ['char', 'string'], ['bool', 'boolean'], ['datetime', 'timestamp'],
+    ];
+    for (const [word, spelling] of spelled) {
+      assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[1].type = word)))), [
+        `column "transaction_id" (columns[1].type): "${word}": must be string, bigint, decimal(p,s), timestamp, date or boolean (lower case); for "${word}" write ${spelling}`,
+      ]);
+    }
+    // Another case and a length: the word is what counts, the message quotes what was written.
+    assert.match(errorOf(shipped((d) => (d.columns[0].type = 'VARCHAR(255)'))), /: "VARCHAR\(255\)": must be .* \(lower case\); for "VARCHAR\(255\)" write string$/m);
+    // A word no dialect means, even one every object has, gets the list alone.
+    for (const word of ['toString', 'constructor', 'strings']) {
+      assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[1].type = word)))), [
+        `column "transaction_id" (columns[1].type): "${word}": must be string, bigint, decimal(p,s), timestamp, date or boolean (lower case)`,
+      ]);
+    }
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].type = ' Decimal(18,3) ')))), [
+      'column "amount" (columns[4].type): " Decimal(18,3) ": types are written in lower case: "decimal(18,3)"',
+    ]);
+  });
+
+  it('decimal precision 1 to 18 and scale up to the precision load, with a space after the comma', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].type = 'decimal(0,0)')))), ['column "amount" (columns[4].type): decimal precision must be 1 to 18 (INT64-backed)']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].type = 'decimal(4,5)')))), ['column "amount" (columns[4].type): decimal scale must not exceed precision']);
+    for (const [type, precision, scale] of [['decimal(1,0)', 1, 0], ['decimal(18,18)', 18, 18], ['decimal(18, 2)', 18, 2]] as const) {
+      const amount = parseReportDefinition(shipped((d) => (d.columns[4].type = type)), FILE).columns[4]!;
+      assert.deepEqual([amount.kind, amount.precision, amount.scale], ['decimal', precision, scale], type);
+    }
+    const text = parseReportDefinition(shipped(), FILE).columns[0]!;
+    assert.deepEqual([text.kind, text.precision, text.scale], ['string', undefined, undefined]);
+  });
+
+  it('a pattern: needed by timestamp and date, checked for their kind, refused elsewhere', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[1].pattern = 'yyyy')))), ['column "transaction_id" (columns[1].pattern): only timestamp and date columns take a pattern']);
+    assert.match(linesOf(errorOf(shipped((d) => delete d.columns[8].pattern)))[0]!, /^column "date_of_report" \(columns\[8\]\.pattern\): a date column needs an input pattern; /);
+    // A date pattern on a timestamp column lacks the time; a time on a date column is refused: the kind decides.
+    assert.match(errorOf(shipped((d) => (d.columns[3].pattern = 'dd.MM.yyyy'))), /column "created_date" \(columns\[3\]\.pattern\): .*lacks HH, mm for a timestamp/);
+    assert.equal(parseReportDefinition(shipped((d) => (d.columns[8].pattern = 'yyyyMMdd')), FILE).columns[8]!.pattern, 'yyyyMMdd');
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[1].values = { true: ['Y'], false: ['N'] })))), ['column "transaction_id" (columns[1].values): only boolean columns take values']);
+  });
+
+  it('windows: days or hours with any number of digits, anchored at both ends', () => {
+    for (const window of ['P10D', 'PT12H', 'PT24H', 'PT1H']) assert.equal(parseReportDefinition(shipped((d) => (d.window = window)), FILE).window, window);
+    for (const window of ['xP1D', 'P1Dx', 'PT1Hx', ' PT1H', 'P01D', 'PT', 'P']) {
+      assert.deepEqual(linesOf(errorOf(shipped((d) => (d.window = window)))), ['window: must be "P<n>D" (days) or "PT<n>H" (hours dividing 24)'], window);
+    }
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.window = 'PT7H')))), ['window: hours must divide 24 (PT1H, PT2H, PT3H, PT4H, PT6H, PT8H, PT12H, PT24H)']);
+  });
+
+  it('the body and the definition: an encoding the body names that no codec knows disagrees; case and placeholders are left alone', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.bodyTemplate.reportEncode = 'KOI-9')))), [
+      'bodyTemplate.reportEncode: is "KOI-9" but encoding is "UTF-8": the gateway encodes as the body asks, so make them the same',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.bodyTemplate.reportCsvDelimiter = ';')))), [
+      'bodyTemplate.reportCsvDelimiter: is ";" but delimiter is ",": the gateway writes the one the body asks for, so make them the same',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.bodyTemplate.reportFormat = 'PDF')))), ['bodyTemplate.reportFormat: is "PDF" but format is "CSV": make them the same']);
+    // The format in another case, a delimiter that is not text, an alias of the encoding: all agree.
+    const agreeing = parseReportDefinition(shipped((d) => Object.assign(d.bodyTemplate, { reportFormat: 'csv', reportCsvDelimiter: 44, reportEncode: 'utf8' })), FILE);
+    assert.deepEqual([agreeing.format, agreeing.delimiter, agreeing.encoding], ['CSV', ',', 'UTF-8']);
+    // A placeholder says only that it is one, not that it disagrees.
+    assert.deepEqual(linesOf(errorOf(shipped((d) => Object.assign(d.bodyTemplate, { reportEncode: FILL_ME, reportFormat: `x${FILL_ME}` })))), [
+      `bodyTemplate.reportEncode: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
+      `bodyTemplate.reportFormat: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
+    ]);
+  });
+
+  it('a placeholder in an array, and only the placeholder line where the field also fails its own check', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => { d.schedule.timeZone = FILL_ME; d.bodyTemplate.inputReportParameters[1].name = FILL_ME; }))), [
+      `schedule.timeZone: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
+      `bodyTemplate.inputReportParameters[1].name: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
+    ]);
+  });
+
+  it('the sum column: decimal and bigint load, another kind is refused by name; minHistory may equal historyWeeks', () => {
+    for (const sumColumn of ['amount', 'transaction_id']) assert.equal(parseReportDefinition(shipped((d) => (d.volume = { sumColumn })), FILE).volume.sumColumn, sumColumn);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.volume = { sumColumn: 'created_date' })))), [
+      'volume.sumColumn: "created_date" is a timestamp column: the sum needs a decimal or bigint column',
+    ]);
+    assert.equal(parseReportDefinition(shipped((d) => (d.volume = { historyWeeks: 3, minHistory: 3 })), FILE).volume.minHistory, 3);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.volume = { historyWeeks: 2, minHistory: 3 })))), [
+      'volume.minHistory: is 3 but historyWeeks is 2: the check could never have enough history',
+    ]);
+  });
+
+  it('defaults a definition leaves out: enabled volume check, the default connection, a fresh skipDates array each time', () => {
+    const a = parseReportDefinition(shipped((d) => delete d.volume), FILE);
+    const b = parseReportDefinition(shipped((d) => (d.volume = {})), FILE);
+    assert.deepEqual([a.volume.enabled, b.volume.enabled, a.connection], [true, true, 'default']);
+    assert.notEqual(a.volume.skipDates, b.volume.skipDates);
+    assert.notEqual(a.volume.skipDates, VOLUME_DEFAULTS.skipDates);
+  });
+});
