@@ -397,3 +397,88 @@ describe('inferColumnType proposes boolean only when a word says so', () => {
     assert.equal(inferColumnType(['true', 'maybe']).type, 'string');
   });
 });
+
+describe('what the reviewer of a proposal reads', () => {
+  it('every note of a small sample, in order: placeholders, rows, then per column its header, name, empties and type', async () => {
+    const r = await inferReportDefinition(Buffer.from('Total fee,,Total fee,Code\r\n10,x,1,007\r\n20,,2,008\r\n'), { id: '2024 Daily' });
+    assert.equal(r.definition.id, 'r_2024_daily');
+    assert.equal(r.definition.description, 'Proposed by reports infer-schema from a sample CSV; review the types.');
+    assert.deepEqual([r.definition.lookback, r.definition.window, r.definition.schedule], [2, 'P1D', { cron: 'cron(15 3 * * ? *)', timeZone: FILL_ME }]);
+    assert.deepEqual(r.notes, [
+      `Fill every ${FILL_ME}: reportIdentifier and schedule.timeZone; replace bodyTemplate (the spec's sample body) with the JSON the provider's support gave for this report, with the window placeholders in it.`,
+      'Read 2 data row(s), delimiter ",", encoding UTF-8.',
+      'column "Total fee": every value is whole; if it is money, use decimal(18,2) so a later "10.50" is not rejected',
+      'column "" (position 2): the header is empty; a definition needs one, so the CSV cannot be described as it is',
+      'column "": no letters or digits in the header: named "column_2" after its position',
+      'column "": 1 empty value(s) of 2: made nullable',
+      'column "Total fee": "total_fee" is already taken by an earlier column: named "total_fee_2"',
+      'column "Total fee": the header appears more than once in the sample; check that the report really repeats it',
+      'column "Total fee": every value is whole; if it is money, use decimal(18,2) so a later "10.50" is not rejected',
+      'column "Code": values with leading zeros such as "007": kept as string (codes lose their zeros as numbers)',
+    ]);
+    assert.deepEqual(r.definition.columns[1], { header: '', name: 'column_2', type: 'string', nullable: true });
+  });
+
+  it('an id with nothing left in snake_case is the placeholder; a whole-number column not named like money gets no money note', async () => {
+    const r = await inferReportDefinition(Buffer.from('Count\n3\n'), { id: '日付' });
+    assert.equal(r.definition.id, FILL_ME);
+    assert.match(r.notes.join('\n'), new RegExp(`Fill every ${FILL_ME}: id, reportIdentifier`));
+    assert.deepEqual(r.notes.filter((n) => n.startsWith('column')), []);
+    const money = await inferReportDefinition(Buffer.from('Сумма;Price;Commission\n3;4;5\n'));
+    assert.equal(money.notes.filter((n) => n.includes('if it is money')).length, 3);
+  });
+});
+
+describe('inferColumnType: the note beside each proposal', () => {
+  const notes = (...values: string[]) => inferColumnType(values).notes;
+
+  it('numbers', () => {
+    assert.deepEqual(notes('1.5', '2'), ['at most 1 fractional digit(s) seen: scale 2 so cents fit']);
+    assert.deepEqual(notes('3', '2.0'), ['at most 1 fractional digit(s) seen: scale 2 so cents fit']);
+    assert.deepEqual(notes('1.25', '-3'), []);
+    assert.deepEqual(notes('0.5'), ['at most 1 fractional digit(s) seen: scale 2 so cents fit']);
+    assert.deepEqual(notes('007.50', '1.5'), ['values with leading zeros such as "007.50": kept as string (codes lose their zeros as numbers)']);
+    assert.deepEqual(notes('9223372036854775808'), ['integers beyond 64 bits such as "9223372036854775808": kept as string']);
+    assert.deepEqual(notes('12345678901234567.25'), ['decimals with 17 integer and 2 fractional digits exceed decimal(18,s): kept as string']);
+    assert.deepEqual(notes('1.123456789012345678'), ['decimals with 1 integer and 18 fractional digits exceed decimal(18,s): kept as string']);
+    assert.equal(inferColumnType(['1.1234567890123456']).type, 'decimal(18,16)');
+    assert.deepEqual(notes('0', '2'), []);
+  });
+
+  it('a long example is cut at 40 characters', () => {
+    const long = `0${'1'.repeat(44)}`;
+    assert.deepEqual(notes(long), [`values with leading zeros such as "0${'1'.repeat(39)}…": kept as string (codes lose their zeros as numbers)`]);
+    const forty = `0${'1'.repeat(39)}`;
+    assert.deepEqual(notes(forty), [`values with leading zeros such as "${forty}": kept as string (codes lose their zeros as numbers)`]);
+  });
+
+  it('dates, booleans and text', () => {
+    assert.deepEqual(inferColumnType(['20280229']), {
+      type: 'date', pattern: 'yyyyMMdd', nullable: false,
+      notes: ['every value is an eight-digit date such as "20280229": proposed date yyyyMMdd; make it bigint if it is a number'],
+    });
+    for (const [value, type] of [['19000101', 'date'], ['21991231', 'date'], ['18991231', 'bigint'], ['22000101', 'bigint']]) {
+      assert.equal(inferColumnType([value!]).type, type, value);
+    }
+    assert.deepEqual(inferColumnType(['01/02/2026']), {
+      type: 'date', pattern: 'dd/MM/yyyy', nullable: false, notes: ['every value reads both as dd/MM/yyyy and MM/dd/yyyy: chose dd/MM/yyyy; check it'],
+    });
+    assert.deepEqual(inferColumnType(['01/02/2026 10:00']), {
+      type: 'timestamp', pattern: 'dd/MM/yyyy HH:mm', nullable: false, notes: ['every value reads both as dd/MM/yyyy HH:mm and MM/dd/yyyy HH:mm: chose dd/MM/yyyy HH:mm; check it'],
+    });
+    assert.deepEqual(inferColumnType(['20.11.2026']), { type: 'date', pattern: 'dd.MM.yyyy', nullable: false, notes: [] });
+    assert.deepEqual(inferColumnType(['Yes', '', 'no']), {
+      type: 'boolean', nullable: true,
+      notes: ['1 empty value(s) of 3: made nullable', 'every value is a boolean token such as "Yes": proposed boolean (true/1/yes, false/0/no, any case)'],
+    });
+    assert.deepEqual(inferColumnType(['0', '', '1']), {
+      type: 'bigint', nullable: true, notes: ['1 empty value(s) of 3: made nullable', 'only 0 and 1 seen: if it is a flag, make it boolean'],
+    });
+    assert.deepEqual(notes('12,5', '1,25'), ['values such as "12,5" use a decimal comma: kept as string (a decimal column reads a decimal point)']);
+    assert.deepEqual(notes('12,5', 'abc'), []);
+    const [dateLike] = notes('2026-13-45', '31.02.2026');
+    assert.ok(dateLike!.startsWith('values such as "2026-13-45" look like dates but fit no supported pattern (or not all of them do): kept as string; if they are dates, set type and pattern by hand ('), dateLike);
+    assert.deepEqual(notes('2026-13-45', 'x'), []);
+    assert.deepEqual(inferColumnType([]), { type: 'string', nullable: true, notes: ['no values in the sample: typed string and nullable; set the type when data shows it'] });
+  });
+});

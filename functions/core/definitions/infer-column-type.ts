@@ -97,7 +97,8 @@ function numericType(values: readonly string[]): { type: string; notes: string[]
   let fracDigits = 0;
   for (const v of values) {
     const m = PLAIN_DECIMAL.exec(v)!;
-    intDigits = Math.max(intDigits, m[1]!.replace(/^0+(?=\d)/, '').length);
+    // No leading zeros to strip: a value with them returned as a code above, so m[1] is "0" or starts with 1-9.
+    intDigits = Math.max(intDigits, m[1]!.length);
     fracDigits = Math.max(fracDigits, m[2]?.length ?? 0);
   }
   const scale = Math.max(fracDigits, MIN_DECIMAL_SCALE);
