@@ -1,10 +1,10 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { readReportSources, REPORTS_DIR, reportsDir } from '../../functions/core/definitions/catalog-files.js';
+import { loadCatalog, readReportSources, REPORTS_DIR, reportSources, reportsDir } from '../../functions/core/definitions/catalog-files.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { parseDefinitionText } from '../../functions/core/definitions/definition-json.js';
 import { ReportCatalog } from '../../functions/core/definitions/catalog.js';
@@ -108,5 +108,95 @@ describe('the report a command works on when --report is not given', () => {
     assert.equal(two.chosen('refunds').id, 'refunds');
     assert.throws(() => two.chosen(undefined), (e: unknown) => e instanceof ConfigurationError && /Say which report: --report ID \(the catalog has payouts, refunds\)/.test(e.message));
     assert.throws(() => two.chosen('transactions'), /There is no report "transactions"/);
+  });
+});
+
+describe('the catalog, asked by id, by connection and for the file', () => {
+  const [source] = readReportSources();
+  const base = (source as { raw: Record<string, unknown> }).raw;
+  const report = (id: string, connection?: string) => ({ ...base, id, ...(connection ? { connection } : {}) });
+
+  it('names the file each report came from, and where the file would be when it came from no file', () => {
+    const catalog = ReportCatalog.fromSources([{ file: 'config/reports/pay.json', raw: report('payouts') }]);
+    assert.equal(catalog.fileOf('payouts'), 'config/reports/pay.json');
+    assert.equal(catalog.fileOf('refunds'), 'config/reports/refunds.json');
+    assert.equal(new ReportCatalog(catalog.reports).fileOf('payouts'), 'config/reports/payouts.json');
+  });
+
+  it('the reports over each connection, and the connections in order of first use', () => {
+    const catalog = ReportCatalog.fromSources([
+      { file: 'a.json', raw: report('a', 'acme-pay') },
+      { file: 'b.json', raw: report('b') },
+      { file: 'c.json', raw: report('c', 'acme-pay') },
+    ]);
+    assert.deepEqual(catalog.connections(), ['acme-pay', 'default']);
+    assert.deepEqual(catalog.reportsOver('acme-pay').map((r) => r.id), ['a', 'c']);
+    assert.deepEqual(catalog.reportsOver('default').map((r) => r.id), ['b']);
+    assert.deepEqual(catalog.reportsOver('other'), []);
+  });
+
+  it('an empty catalog says so when asked for a report', () => {
+    const empty = ReportCatalog.fromSources([]);
+    assert.throws(() => empty.get('payouts'), {
+      message: 'There is no report "payouts"; known reports: none. A report is a file config/reports/payouts.json (see docs/add-a-report.md).',
+    });
+    assert.throws(() => empty.chosen(undefined, '--report ID or --all'), { message: 'Say which report: --report ID or --all (the catalog has no reports).' });
+  });
+
+  it('two definitions of one id built in code are refused as well', () => {
+    const one = ReportCatalog.fromSources([{ file: 'a.json', raw: report('payouts') }]).reports[0]!;
+    assert.throws(() => new ReportCatalog([one, one]), (e: unknown) => e instanceof ConfigurationError && e.message === 'Two report definitions share the id "payouts".');
+  });
+
+  it('one problem is counted in the singular, with the file that has it', () => {
+    assert.throws(() => ReportCatalog.fromSources([{ file: 'config/reports/a.json', problem: 'config/reports/a.json:1:2: not valid JSON: x' }]), {
+      message: '1 report definition problem (every config/reports/*.json must load):\nconfig/reports/a.json:1:2: not valid JSON: x',
+    });
+    assert.throws(() => ReportCatalog.fromSources([{ file: 'a.json', raw: report('payouts') }, { file: 'b.json', raw: report('payouts') }]), {
+      message:
+        '1 report definition problem (every config/reports/*.json must load):\n' +
+        'b.json: report "payouts" has the id of a.json: ids name the Glue table and the S3 prefixes, so each report needs its own (rename one)',
+    });
+  });
+
+  it('a failure that is not about the definition is not dressed up as one', () => {
+    const raw = { get id(): string { throw new TypeError('disk on fire'); } };
+    assert.throws(() => ReportCatalog.fromSources([{ file: 'a.json', raw }]), (e: unknown) => e instanceof TypeError && e.message === 'disk on fire');
+    const dir = folder({ 'a.json': withId('payouts') });
+    mkdirSync(join(dir, 'b.json'));
+    assert.throws(() => readReportSources(dir), (e: unknown) => !(e instanceof ConfigurationError) && (e as NodeJS.ErrnoException).code === 'EISDIR');
+  });
+
+  it('files are named from the working folder; the fixtures as the tests set them, the working folder itself as "."', () => {
+    assert.deepEqual(reportSources().map((s) => s.file), ['test/fixtures/reports/transactions.json']);
+    assert.deepEqual(loadCatalog().ids(), ['transactions']);
+    assert.ok(readReportSources('.').some((s) => s.file === './package.json'));
+    const dir = folder({ 'a.json': withId('payouts') });
+    assert.deepEqual(readReportSources(dir).map((s) => s.file), [join(relative(process.cwd(), dir), 'a.json')]);
+  });
+});
+
+describe('a definition file that is not JSON', () => {
+  const error = (text: string, file: string) => {
+    try {
+      parseDefinitionText(text, file);
+    } catch (e) {
+      assert.ok(e instanceof ConfigurationError);
+      return e.message;
+    }
+    assert.fail('parsed');
+  };
+
+  it('says the file, line and column, the error in words, and the folder to move it out of', () => {
+    assert.equal(error('{\n  "a": 1\n  "b": 2\n}', 'config/reports/x.json'), 'config/reports/x.json:3:3: not valid JSON: comma expected. Fix the file (or move it out of config/reports/).');
+    assert.equal(error('{"a": 1.}', 'config/environments/dev.json'), 'config/environments/dev.json:1:7: not valid JSON: unexpected end of number. Fix the file (or move it out of config/environments/).');
+    assert.equal(error('{', 'x.json'), 'x.json:1:2: not valid JSON: close brace expected. Fix the file (or move it out of ../).');
+    assert.equal(error('{"a": 1}\n// note', 'x.json'), 'x.json:2:1: not valid JSON: invalid comment token. Fix the file (or move it out of ../).');
+    assert.equal(error('[1,]', 'x.json'), 'x.json:1:4: not valid JSON: value expected. Fix the file (or move it out of ../).');
+  });
+
+  it('a byte-order mark only at the start', () => {
+    assert.match(error('{"a": 1}\uFEFF', 'x.json'), /^x\.json:1:9: not valid JSON: /);
+    assert.deepEqual(parseDefinitionText('{"a": "\uFEFF"}', 'x.json'), { a: '\uFEFF' });
   });
 });

@@ -84,3 +84,52 @@ describe('the period a body template asks for', () => {
     assert.equal(periodProblem(split, 'P1D'), undefined);
   });
 });
+
+describe('the period check on templates written out', () => {
+  const window18 = windowAt({ year: 2026, month: 11, day: 18, hour: 0, minute: 0, second: 0 }, parseWindowSize('P1D'));
+
+  it('a "to" coarser than the "from" falls before it: inverted, with the fix that puts each bound in its place', () => {
+    assert.deepEqual(periodProblem({ f: '{{window.start:dd.MM.yyyy}}', t: '{{window.end:yyyy}}' }, 'P1D'), {
+      path: ['t'],
+      message:
+        'the period is inverted: for the window 2026-01-15T00:00:00/2026-01-16T00:00:00, {{window.start:dd.MM.yyyy}} writes "15.01.2026" and ' +
+        '{{window.end:yyyy}} writes "2026", read as 2026-01-15T00:00:00 to 2026-01-01T00:00:00 (exclusive): a bound without a time is that ' +
+        'day\'s 00:00, so the gateway would answer no rows. Fix: "to" falls before "from": put {{window.start:…}} in the period\'s "from" and ' +
+        '{{window.end:…}} or {{window.last:…}} in its "to".',
+    });
+  });
+
+  it('placeholders with spaces inside the braces are read too; a bound to the month is that month\'s first day', () => {
+    assert.match(periodProblem({ f: '{{ window.start : yyyy-MM-dd }}', t: '{{ window.last : yyyy-MM-dd }}' }, 'P1D')!.message, /^the period is empty: .* \{\{ window\.last : yyyy-MM-dd \}\} writes "2026-01-15", read as 2026-01-15T00:00:00 to 2026-01-15T00:00:00 \(inclusive\)/);
+    assert.equal(
+      periodProblem({ f: '{{window.start:MM.yyyy}}', t: '{{window.last:MM.yyyy}}' }, 'P1D')!.message,
+      'the period is empty: for the window 2026-01-15T00:00:00/2026-01-16T00:00:00, {{window.start:MM.yyyy}} writes "01.2026" and ' +
+        '{{window.last:MM.yyyy}} writes "01.2026", read as 2026-01-01T00:00:00 to 2026-01-01T00:00:00 (inclusive): a bound without a time is ' +
+        'that day\'s 00:00, so the gateway would answer no rows. Fix: if the provider\'s "to" is exclusive, write {{window.end:MM.yyyy}} (the next ' +
+        'day); if it is inclusive, give it the time: {{window.last:MM.yyyy HH:mm:ss}}.',
+    );
+  });
+
+  it('an hour window: a "to" to the hour holds it, to the day does not; an inclusive "to" needs the minutes', () => {
+    const from = '{{window.start:yyyy-MM-dd HH:mm}}';
+    assert.equal(periodProblem({ from, to: '{{window.end:yyyy-MM-dd HH}}' }, 'PT1H'), undefined);
+    assert.equal(periodProblem({ from, to: '{{window.last:yyyy-MM-dd HH:mm}}' }, 'PT1H'), undefined);
+    assert.match(periodProblem({ from, to: '{{window.last:yyyy-MM-dd HH}}' }, 'PT1H')!.message, /read as 2026-01-15T00:00:00 to 2026-01-15T00:00:00 \(inclusive\).* Fix: a window shorter than a day needs the time in both bounds: \{\{window\.start:yyyy-MM-dd HH:mm\}\} and \{\{window\.last:yyyy-MM-dd HH\}\}\.$/);
+    assert.match(periodProblem({ from, to: '{{window.end:yyyy-MM-dd}}' }, 'PT1H')!.message, /to 2026-01-15T00:00:00 \(exclusive\)/);
+    // Seconds: an inclusive "to" to the second in a one-second-wide sense still ends after the start.
+    assert.equal(periodProblem({ from: '{{window.start:HH:mm:ss}}', to: '{{window.last:ss}}' }, 'PT1H'), undefined);
+  });
+
+  it('nothing to judge without a "from", without a "to", or with a window that is not one', () => {
+    assert.equal(periodProblem({ f: '{{window.start:dd.MM.yyyy}}' }, 'P1D'), undefined);
+    assert.equal(periodProblem({ t: '{{window.last:dd.MM.yyyy}}' }, 'P1D'), undefined);
+    assert.equal(periodProblem({ f: '{{window.start:dd.MM.yyyy}}', t: '{{window.last:dd.MM.yyyy}}' }, 'P1X'), undefined);
+  });
+
+  it('describes what was asked: an exclusive "to" before an inclusive one, only the "from" when there is no "to"', () => {
+    assert.equal(describePeriod({ f: '{{window.start:dd.MM.yyyy}}', t: '{{window.last:dd.MM.yyyy HH:mm:ss}}' }, window18), '"18.11.2026" to "18.11.2026 23:59:59" (inclusive)');
+    assert.equal(describePeriod({ f: '{{window.start:dd.MM.yyyy}}', t: '{{window.end:dd.MM.yyyy}}', l: '{{window.last:dd.MM.yyyy}}' }, window18), '"18.11.2026" to "19.11.2026" (exclusive)');
+    assert.equal(describePeriod({ f: '{{window.start:dd.MM.yyyy}}', g: '{{window.start:HH:mm}}' }, window18), 'from "18.11.2026" "00:00"');
+    assert.equal(describePeriod({ f: ['{{window.start:dd.MM.yyyy}}', 3, null], t: { at: '{{window.end:dd.MM.yyyy}}' } }, window18), '"18.11.2026" to "19.11.2026" (exclusive)');
+  });
+});
