@@ -1,5 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { classifyChange, parquetTypeFor } from '../../functions/core/definitions/change.js';
@@ -62,6 +63,20 @@ describe('the definition fingerprint', () => {
       { header: 'Amount', name: 'amount', type: 'decimal(18,3)', nullable: false },
     ]);
     assert.equal(fingerprintOf(now.columns), now.fingerprint);
+  });
+});
+
+describe('the fingerprint, byte for byte', () => {
+  it('is the first 12 hex digits of SHA-256 over [name, type, pattern or null] sorted by name, as JSON', () => {
+    const canonical = '[["a","string","x"],["b","bigint",null],["c","decimal(18,2)",null]]';
+    const expected = createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+    const columns = [
+      { name: 'c', type: 'decimal(18,2)' },
+      { name: 'a', type: 'string', pattern: 'x' },
+      { name: 'b', type: 'bigint' },
+    ];
+    assert.equal(fingerprintOf(columns), expected);
+    assert.equal(fingerprintOf([columns[1]!, columns[2]!, columns[0]!]), expected);
   });
 });
 

@@ -443,6 +443,8 @@ describe('each line of a definition error, as the user reads it', () => {
     // The format in another case, a delimiter that is not text, an alias of the encoding: all agree.
     const agreeing = parseReportDefinition(shipped((d) => Object.assign(d.bodyTemplate, { reportFormat: 'csv', reportCsvDelimiter: 44, reportEncode: 'utf8' })), FILE);
     assert.deepEqual([agreeing.format, agreeing.delimiter, agreeing.encoding], ['CSV', ',', 'UTF-8']);
+    // Fields that are not text are the provider's business: nothing to compare.
+    parseReportDefinition(shipped((d) => Object.assign(d.bodyTemplate, { reportFormat: 7, reportCsvDelimiter: [';'], reportEncode: 5 })), FILE);
     // A placeholder says only that it is one, not that it disagrees.
     assert.deepEqual(linesOf(errorOf(shipped((d) => Object.assign(d.bodyTemplate, { reportEncode: FILL_ME, reportFormat: `x${FILL_ME}` })))), [
       `bodyTemplate.reportEncode: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
@@ -474,5 +476,16 @@ describe('each line of a definition error, as the user reads it', () => {
     assert.deepEqual([a.volume.enabled, b.volume.enabled, a.connection], [true, true, 'default']);
     assert.notEqual(a.volume.skipDates, b.volume.skipDates);
     assert.notEqual(a.volume.skipDates, VOLUME_DEFAULTS.skipDates);
+    const written = { enabled: true, historyWeeks: 4, minHistory: 3, lowRatio: 0.5, highRatio: 2, minRowsDifference: 10, minSumDifference: 0, skipDates: [] };
+    assert.deepEqual([a.volume, b.volume, VOLUME_DEFAULTS], [written, written, written]);
+  });
+
+  it('an id that would not name a Glue table, and a value of the wrong type anywhere, are refused as configuration errors', () => {
+    for (const id of ['Payouts', '1payouts', 'payouts-2', '_payouts']) {
+      assert.deepEqual(linesOf(errorOf(shipped((d) => (d.id = id)))).filter((l) => l.startsWith('id:')), ['id: must be lower snake_case: it names the Glue table and S3 prefixes'], id);
+    }
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.description = null)))), ['description: Invalid input: expected string, received null']);
+    // A null in the body is the provider's business, and no placeholder.
+    assert.equal(parseReportDefinition(shipped((d) => (d.bodyTemplate.filters = null)), FILE).bodyTemplate.filters, null);
   });
 });
