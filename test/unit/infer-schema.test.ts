@@ -417,6 +417,34 @@ describe('what the reviewer of a proposal reads', () => {
       'column "Code": values with leading zeros such as "007": kept as string (codes lose their zeros as numbers)',
     ]);
     assert.deepEqual(r.definition.columns[1], { header: '', name: 'column_2', type: 'string', nullable: true });
+    const { columns: _columns, ...rest } = r.definition;
+    assert.deepEqual(rest, {
+      $schema: '../report-definition.schema.json',
+      id: 'r_2024_daily',
+      description: 'Proposed by reports infer-schema from a sample CSV; review the types.',
+      reportIdentifier: FILL_ME,
+      format: 'CSV',
+      encoding: 'UTF-8',
+      delimiter: ',',
+      schedule: { cron: 'cron(15 3 * * ? *)', timeZone: FILL_ME },
+      window: 'P1D',
+      lookback: 2,
+      rejects: { maxShare: 0 },
+      bodyTemplate: {
+        reportIdentifier: FILL_ME,
+        reportEncode: 'UTF-8',
+        reportName: FILL_ME,
+        reportCsvDelimiter: ',',
+        reportFormat: 'CSV',
+        configurationReportParameters: [],
+        inputReportParameters: [
+          { type: 'INPUT_TEXT', name: 'dateFrom', value: '{{window.start:yyyy-MM-dd HH:mm:ss}}' },
+          { type: 'INPUT_TEXT', name: 'dateTo', value: '{{window.end:yyyy-MM-dd HH:mm:ss}}' },
+        ],
+        outputReportParameters: [],
+        filters: { gates: [], companies: [], projects: [], endpoints: [], merchants: [], processors: [], managers: [], resellers: [], currencies: [] },
+      },
+    });
   });
 
   it('an id with nothing left in snake_case is the placeholder; a whole-number column not named like money gets no money note', async () => {
@@ -479,6 +507,14 @@ describe('inferColumnType: the note beside each proposal', () => {
     const [dateLike] = notes('2026-13-45', '31.02.2026');
     assert.ok(dateLike!.startsWith('values such as "2026-13-45" look like dates but fit no supported pattern (or not all of them do): kept as string; if they are dates, set type and pattern by hand ('), dateLike);
     assert.deepEqual(notes('2026-13-45', 'x'), []);
+    // Where a value looks like a date: one to four digits, one or two, one or more, from the start.
+    const looksLikeDate = (value: string) => notes(value).some((n) => n.includes('look like dates'));
+    assert.deepEqual(['1.2.3', '1.2.26', '2026/1/12345'].map(looksLikeDate), [true, true, true]);
+    assert.deepEqual(['12345-1-1', '1.123.1', 'x2026-13-45', '2026-13'].map(looksLikeDate), [false, false, false, false]);
+    // A decimal comma only in a whole value, signed or not.
+    assert.deepEqual(notes('+1,5', '-2,25'), ['values such as "+1,5" use a decimal comma: kept as string (a decimal column reads a decimal point)']);
+    assert.deepEqual([notes('a1,5'), notes('1,5a'), notes('1,'), notes(',5')], [[], [], [], []]);
+    assert.deepEqual([inferColumnType(['1 ']).type, inferColumnType(['1', '+1.5 ']).type], ['string', 'string']);
     assert.deepEqual(inferColumnType([]), { type: 'string', nullable: true, notes: ['no values in the sample: typed string and nullable; set the type when data shows it'] });
   });
 });
