@@ -349,6 +349,11 @@ describe('each line of a definition error, as the user reads it', () => {
       'columns[4].name: Invalid input: expected string, received undefined',
     ]);
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].name = 7)))), ['column "Amount" (columns[4].name): Invalid input: expected string, received number']);
+    // A header that is not text does not name the column either.
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = { header: 5, type: 'string' })))), [
+      'columns[4].header: Invalid input: expected string, received number',
+      'columns[4].name: Invalid input: expected string, received undefined',
+    ]);
   });
 
   it('a path below a column keeps its indexes; paths outside the columns are written the same way', () => {
@@ -361,6 +366,7 @@ describe('each line of a definition error, as the user reads it', () => {
       'column "three_ds" (columns[9].values.false[0]): "Y" is listed as true and as false (tokens are compared without regard to case)',
     ]);
     assert.match(linesOf(errorOf(flag({ true: [], false: ['N'] })))[0]!, /^column "three_ds" \(columns\[9\]\.values\.true\): Too small/);
+    assert.deepEqual(linesOf(errorOf(flag({ true: ['Y'], false: [''] }))), ['column "three_ds" (columns[9].values.false[0]): an empty value is a null (or a rejected row), never a token']);
     const names = 'merchant_name, transaction_id, merchant_oid, created_date, amount, currency, transaction_type, order_description, date_of_report';
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.keys = ['x', 'x'])))), [
       `keys[0]: "x" is not a column name (the columns are ${names})`,
@@ -449,6 +455,13 @@ describe('each line of a definition error, as the user reads it', () => {
     assert.deepEqual(linesOf(errorOf(shipped((d) => Object.assign(d.bodyTemplate, { reportEncode: FILL_ME, reportFormat: `x${FILL_ME}` })))), [
       `bodyTemplate.reportEncode: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
       `bodyTemplate.reportFormat: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
+    ]);
+  });
+
+  it('placeholders are listed even beside a field of the wrong type, which stops the other checks', () => {
+    assert.deepEqual(linesOf(errorOf(shipped((d) => { d.reportIdentifier = FILL_ME; d.lookback = 'two'; }))), [
+      'lookback: Invalid input: expected number, received string',
+      `reportIdentifier: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
     ]);
   });
 
