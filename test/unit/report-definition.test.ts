@@ -349,6 +349,7 @@ describe('each line of a definition error, as the user reads it', () => {
       'columns[4].name: Invalid input: expected string, received undefined',
     ]);
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].name = 7)))), ['column "Amount" (columns[4].name): Invalid input: expected string, received number']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = null)))), ['columns[4]: Invalid input: expected object, received null']);
     // A header that is not text does not name the column either.
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = { header: 5, type: 'string' })))), [
       'columns[4].header: Invalid input: expected string, received number',
