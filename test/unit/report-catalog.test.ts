@@ -200,3 +200,26 @@ describe('a definition file that is not JSON', () => {
     assert.deepEqual(parseDefinitionText('{"a": "\uFEFF"}', 'x.json'), { a: '\uFEFF' });
   });
 });
+
+describe('messages that list several things', () => {
+  const [source] = readReportSources();
+  const base = (source as { raw: Record<string, unknown> }).raw;
+
+  it('problems one per line, known reports separated by commas', () => {
+    assert.throws(() => ReportCatalog.fromSources([{ file: 'a.json', problem: 'a.json:1:1: first' }, { file: 'b.json', problem: 'b.json:1:1: second' }]), {
+      message: '2 report definition problems (every config/reports/*.json must load):\na.json:1:1: first\nb.json:1:1: second',
+    });
+    const two = ReportCatalog.fromSources([{ file: 'a.json', raw: { ...base, id: 'payouts' } }, { file: 'b.json', raw: { ...base, id: 'refunds' } }]);
+    assert.throws(() => two.get('fees'), { message: 'There is no report "fees"; known reports: payouts, refunds. A report is a file config/reports/fees.json (see docs/add-a-report.md).' });
+  });
+
+  it('the shipped folder is named config/reports from any working folder', () => {
+    const cwd = process.cwd();
+    process.chdir(join(cwd, 'test'));
+    try {
+      for (const s of readReportSources(REPORTS_DIR)) assert.match(s.file, /^config\/reports\/[^/]+\.json$/);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+});
