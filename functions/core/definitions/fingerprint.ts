@@ -52,8 +52,9 @@ export function fingerprintOf(columns: readonly Pick<RecordedColumn, 'name' | 't
   const canonical = [...columns]
     .map((c) => [c.name, c.type, c.pattern ?? null])
     // Names are distinct (the definition refuses a repeated one), so no two compare equal.
-    // Stryker disable next-line EqualityOperator: with distinct names, <= orders exactly as <
-    .sort((a, b) => ((a[0] as string) < (b[0] as string) ? -1 : 1));
+    .sort((a, b) =>
+      // Stryker disable next-line EqualityOperator: with distinct names, <= orders exactly as <
+      ((a[0] as string) < (b[0] as string) ? -1 : 1));
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, FINGERPRINT_HEX_DIGITS);
 }
 
