@@ -85,17 +85,32 @@ export function runnerFile(test: string): string {
   return RUN_AS_TYPESCRIPT.has(test) ? test : test.replace(/\.ts$/, '.js');
 }
 
-/** The unit tests near `files`: their NEAR_TESTS entry, else the unit tests that import them. */
+/**
+ * Folders whose files are held only by the tests about the folder, of those importing each file: every handler,
+ * status and connection test loads the catalog (definitions/) as its setup, and ran before the definition's own
+ * tests for each of its mutants (Stryker estimated hours for report-definition.ts alone).
+ */
+const FOLDER_TESTS: Record<string, string[]> = {
+  [`${CORE}/definitions`]: ['definition-change', 'infer-schema', 'report-catalog', 'report-definition', 'report-period', 'table-schema'],
+};
+
+/** The unit tests near `files`: their NEAR_TESTS entry, else the unit tests that import them (within FOLDER_TESTS). */
 function testsNear(root: string, files: string[]): string[] {
   const tests = readdirSync(join(root, UNIT_TESTS))
     .filter((name) => name.endsWith('.test.ts'))
     .map((name) => `${UNIT_TESTS}/${name}`)
     .filter((test) => !NOT_GUARDS.has(test));
   const near = new Set<string>();
+  const testFile = (name: string) => `${UNIT_TESTS}/${name}.test.ts`;
   for (const file of files) {
     const named = NEAR_TESTS[file];
-    if (named !== undefined) named.forEach((name) => near.add(`${UNIT_TESTS}/${name}.test.ts`));
-    else tests.filter((test) => importsOf(root, test).includes(file)).forEach((test) => near.add(test));
+    if (named !== undefined) {
+      named.forEach((name) => near.add(testFile(name)));
+      continue;
+    }
+    const within = FOLDER_TESTS[dirname(file)]?.map(testFile);
+    const guards = (test: string) => importsOf(root, test).includes(file) && (within === undefined || within.includes(test));
+    tests.filter(guards).forEach((test) => near.add(test));
   }
   return [...near].sort();
 }
