@@ -9,14 +9,20 @@ import { AuthenticationRefused, UnexpectedAnswer } from '../../functions/core/er
 import {
   classifyAnswer,
   escapeControls,
+  expectationOf,
+  headerEquals,
   isRetryableStatus,
   mediaTypeOf,
+  quoteStart,
+  readCsvHead,
   readFirstRecord,
+  sniff,
   type AnswerHead,
   type Caller,
   type ReportExpectation,
 } from '../../functions/core/gateway/answer.js';
 import { parseContentEncoding } from '../../functions/core/gateway/content-coding.js';
+import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 
 /**
  * The classifier on its own: a report is recognised by its bytes, whatever its label; a refusal by its
@@ -373,5 +379,127 @@ describe('answer helpers, literal (survivors of npm run mutate -- functions/core
       const e = assertThrows(() => classifyAnswer({ ...answer('"a","b"\n', 'text/csv', status), location: `/x\u0007${'y'.repeat(300)}` }, caller), UnexpectedAnswer);
       assert.ok(e.message.includes(`a redirect to "/x\\\\x07${'y'.repeat(197)}", which is not followed`), e.message);
     }
+  });
+});
+
+describe('answer helpers, second pass (survivors of npm run mutate -- functions/core/gateway/answer.ts)', () => {
+  const reason = (e: UnexpectedAnswer) => /^The gateway's answer is not a report \((.*); HTTP \d+, content type/s.exec(e.message)?.[1];
+  const unexpected = (a: AnswerHead, expect?: ReportExpectation) => assertThrows(() => classifyAnswer(a, caller, expect), UnexpectedAnswer);
+
+  it('quotes at most 200 characters (not UTF-16 units), redacting the whole head first, and holds back a cut character', () => {
+    const long = `${'😀'.repeat(150)}${'b'.repeat(100)}`;
+    assert.equal(quoteStart(Buffer.from(long)), `${'😀'.repeat(150)}${'b'.repeat(50)}`);
+    // The secret straddles character 200: redacted before the cut, none of it is left.
+    const secret = `${'a'.repeat(195)}SECRET-VALUE`;
+    assert.equal(quoteStart(Buffer.from(secret), (t) => t.replace('SECRET-VALUE', '***')), `${'a'.repeat(195)}***`);
+    // "é" is C3 A9: cut after C3, the half character is held back; a stray FF byte inside is U+FFFD.
+    assert.equal(quoteStart(Buffer.from([0x61, 0xc3])), 'a');
+    assert.equal(quoteStart(Buffer.from([0x61, 0xff, 0x62])), 'a\ufffdb');
+    assert.equal(quoteStart(Buffer.from('x\u0001y')), 'x\\x01y');
+    const e = unexpected(answer(Buffer.from(`<html>${'z'.repeat(300)}`), 'text/html', 200));
+    assert.equal(e.firstBytes, `<html>${'z'.repeat(194)}`);
+  });
+
+  it('takes format, delimiter, encoding and the header names from a definition', () => {
+    const definition = {
+      format: 'CSV', delimiter: ';', encoding: 'windows-1251',
+      columns: [{ header: 'Магазин', name: 'shop' }, { header: 'Сумма', name: 'amount' }],
+    } as unknown as ReportDefinition;
+    assert.deepEqual(expectationOf(definition), { format: 'CSV', delimiter: ';', encoding: 'windows-1251', header: ['Магазин', 'Сумма'] });
+  });
+
+  it('names what a report would have begun with: the header every name quoted ("" inside), cut at 200, or %PDF-', () => {
+    const page = answer('<html></html>', 'text/html');
+    assert.equal(unexpected(page, expectation(['a"b', 'c'], ';')).expectedStart, '"a""b";"c"');
+    assert.equal(unexpected(page, expectation(['x'.repeat(300)])).expectedStart, `"${'x'.repeat(199)}`);
+    assert.equal(unexpected(page, { format: 'PDF', delimiter: ',', encoding: 'UTF-8', header: ['a'] }).expectedStart, '%PDF-');
+    assert.equal(unexpected(page, expectation([])).expectedStart, undefined);
+  });
+
+  it('an encoding iconv-lite does not know is read as UTF-8', () => {
+    assert.deepEqual(classifyAnswer(answer('"a","b"\r\n', 'text/csv'), caller, expectation(['a', 'b'], ',', 'no-such-encoding')), {
+      kind: 'csv', firstLine: '"a","b"', headerMatches: true,
+    });
+  });
+
+  it('readCsvHead keeps the first delimiter\'s verdict when none reads a record, and quotes the first line', () => {
+    // "," finds a quote inside b"; ";" would say a character follows the closing quote of "a".
+    assert.deepEqual(readCsvHead(Buffer.from('"a",b"\r\nnext'), true), {
+      isRecord: false, fields: [], allQuoted: false, line: '"a",b"', delimiter: ',', problem: 'a quote inside an unquoted field at position 5',
+    });
+    // Every delimiter reads a record that does not end: the comma's is kept.
+    assert.deepEqual(readCsvHead(Buffer.from('a;b'), false), {
+      isRecord: false, fields: ['a;b'], allQuoted: false, line: 'a;b', delimiter: ',', problem: 'its first line does not end within the first bytes',
+    });
+    assert.deepEqual(readCsvHead(Buffer.from('one field\nx,y'), true), {
+      isRecord: false, fields: ['one field'], allQuoted: false, line: 'one field', delimiter: ',', problem: 'its first line has one field only',
+    });
+    assert.deepEqual(readCsvHead(Buffer.from('"only"\r\n'), true), { isRecord: true, fields: ['only'], allQuoted: true, line: '"only"', delimiter: ',', problem: undefined });
+    assert.equal(readCsvHead(Buffer.from(`a"${'b'.repeat(300)}\rc`), true).line, `a"${'b'.repeat(198)}`);
+  });
+
+  it('a header that is the start of the definition\'s is not a match; neither is a one-field line that is not the header', () => {
+    assert.equal(headerEquals(['a', 'b'], ['a', 'b', 'c']), false);
+    assert.equal(headerEquals(['a', 'b', 'c'], ['a', 'b']), false);
+    assert.equal(headerEquals(['a', 'b'], undefined), false);
+    assert.equal(headerEquals(['a', 'b'], ['a', 'b']), true);
+    assert.deepEqual(classifyAnswer(answer('a,b\r\n1,2\r\n', 'text/csv'), caller, expectation(['a', 'b', 'c'])), { kind: 'csv', firstLine: 'a,b', headerMatches: false });
+    assert.equal(reason(unexpected(answer('Id\r\n1\r\n', 'text/plain'), expectation(['Name']))), 'neither a PDF nor a CSV report: read in UTF-8 with ",", its first line has one field only');
+  });
+
+  it('sniffs without a definition: a quoted single field is CSV, a line that does not end is not, unless the body ends', () => {
+    assert.equal(sniff(Buffer.from('a,b')), 'csv-like');
+    assert.equal(sniff(Buffer.from('a,b'), false), 'unknown');
+    assert.equal(sniff(Buffer.from('"Report"\n')), 'csv-like');
+    assert.equal(sniff(Buffer.from('Report\n')), 'unknown');
+    assert.equal(sniff(Buffer.from('  %PDF-1.4')), 'pdf');
+    assert.equal(sniff(Buffer.from('{"a":1}')), 'json');
+    assert.equal(sniff(Buffer.from('<x/>')), 'markup');
+    assert.equal(sniff(Buffer.from(' \r\n\t')), 'unknown');
+    assert.equal(sniff(Buffer.from('a;b\n'), true, expectation(['a', 'b'])), 'unknown');
+  });
+
+  it('an array is JSON only when the body is whole and parses; a bracketed CSV header or a bare number is not', () => {
+    assert.match(reason(unexpected(answer('[1,2]', 'text/plain')))!, /^a JSON document instead of a report$/);
+    assert.deepEqual(classifyAnswer(answer('[id],[name]\r\n1,x\r\n', 'text/csv'), caller), { kind: 'csv', firstLine: '[id],[name]' });
+    assert.equal(reason(unexpected({ ...answer('[1,2]', 'text/plain'), complete: false })), 'neither a PDF nor a CSV report: read in UTF-8 with a usual delimiter, its first line does not end within the first bytes');
+    assert.equal(reason(unexpected(answer('42', 'text/plain'))), 'neither a PDF nor a CSV report: read in UTF-8 with a usual delimiter, its first line has one field only');
+    assert.equal(reason(unexpected(answer('  \r\n', 'text/plain'))), 'neither a PDF nor a CSV report: read in UTF-8 with a usual delimiter, its first line is not a CSV record');
+  });
+
+  it('a line of names, some unquoted, holding refusal words is a refusal; every name quoted, it is a report', () => {
+    assert.throws(() => classifyAnswer(answer('"Unauthorized",count\r\n', 'text/plain'), caller), AuthenticationRefused);
+    assert.deepEqual(classifyAnswer(answer('"Unauthorized","count"\r\n', 'text/plain'), caller), { kind: 'csv', firstLine: '"Unauthorized","count"' });
+  });
+
+  it('refusal words across several spaces or a line break; no refusal under 199 or 300', () => {
+    for (const words of ['You are not  allowed here', 'You are not\n\tauthorised.', 'Access is unauthorised']) {
+      assert.throws(() => classifyAnswer(answer(words, 'text/plain'), caller), AuthenticationRefused, words);
+    }
+    assert.equal(reason(unexpected(answer('You are not authorized', 'text/plain', 199))), 'HTTP 199');
+    assert.match(reason(unexpected(answer('You are not authorized', 'text/plain', 300)))!, /^a redirect, which is not followed/);
+  });
+
+  it('the reason names the definition\'s delimiter and encoding, and NUL bytes hint at UTF-16', () => {
+    assert.equal(reason(unexpected(answer('plain words', 'text/plain'), expectation(HEADER, ';'))), 'neither a PDF nor a CSV report: read in UTF-8 with ";", its first line has one field only');
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode('"Merchant_Name","Transaction_id","Amount"\r\n', 'utf16-le')]);
+    assert.equal(
+      reason(unexpected(answer(utf16, 'text/csv'), expectation(HEADER))),
+      'neither a PDF nor a CSV report: read in UTF-8 with ",", a quote inside an unquoted field at position 2; NUL bytes usually mean another encoding than the definition\'s UTF-8 (UTF-16?)',
+    );
+    assert.equal(
+      reason(unexpected(answer('a\u0000b', 'text/plain'))),
+      'neither a PDF nor a CSV report: read in UTF-8 with a usual delimiter, a control character (U+0000) at position 1; NUL bytes usually mean another encoding than the definition\'s UTF-8 (UTF-16?)',
+    );
+    assert.equal(
+      reason(unexpected(answer('a\u0001b', 'text/plain'), expectation(HEADER, ',', 'windows-1251'))),
+      'neither a PDF nor a CSV report: read in windows-1251 with ",", a control character (U+0001) at position 1',
+    );
+  });
+
+  it('reads a record that stops right after a closing quote as not ended', () => {
+    assert.deepEqual(readFirstRecord('"a","b"', ','), { ok: true, fields: ['a', 'b'], quoted: [true, true], ended: false, line: '"a","b"' });
+    assert.deepEqual(readFirstRecord('"a""b', ','), { ok: true, fields: ['a"b'], quoted: [true], ended: false, line: '"a""b' });
+    assert.deepEqual(readFirstRecord('a;b\r\n', ';'), { ok: true, fields: ['a', 'b'], quoted: [false, false], ended: true, line: 'a;b' });
   });
 });

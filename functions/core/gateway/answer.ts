@@ -36,19 +36,18 @@ export const isRetryableStatus = (status: number): boolean => status === 429 || 
 export const mediaTypeOf = (contentType: string): string => (contentType.split(';')[0] ?? '').trim().toLowerCase();
 
 const utf8 = (bytes: Buffer): string =>
-  // stream: true holds back a multi-byte character cut in half by the quote limit instead of showing U+FFFD.
-  new TextDecoder('utf-8', { fatal: false }).decode(bytes, { stream: true });
+  // UTF-8, invalid bytes as U+FFFD (the defaults); stream: true holds back a multi-byte character cut in half by
+  // the quote limit instead of showing U+FFFD.
+  new TextDecoder().decode(bytes, { stream: true });
 
 /**
  * Escapes what must not reach a log or a terminal raw: C0 controls other than tab, CR and LF
  * (which JSON quoting in the error message already shows as \t \r \n), DEL and C1 controls.
  */
 export function escapeControls(text: string): string {
+  // Every character matched is below U+00A0, so two hex digits always suffice.
   // eslint-disable-next-line no-control-regex -- matching control characters is the point here
-  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /**
@@ -65,15 +64,18 @@ const firstPart = (head: Buffer, redact: (text: string) => string): string =>
   quoteStart(head, redact).replace(/\s+/g, ' ').trim();
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** Space, tab, CR, LF; past the end of the head, `head[from]` is undefined, which is none of them. */
+const BLANK: readonly (number | undefined)[] = [0x20, 0x09, 0x0d, 0x0a];
 
 /** The head without a UTF-8 byte order mark and leading ASCII white space. */
 function meaningfulStart(head: Buffer): Buffer {
   let from = head.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0;
-  while (from < head.length && [0x20, 0x09, 0x0d, 0x0a].includes(head[from]!)) from++;
+  while (BLANK.includes(head[from])) from++;
   return head.subarray(from);
 }
 
-const startsWith = (bytes: Buffer, text: string): boolean => bytes.subarray(0, text.length).toString('latin1') === text;
+/** Whether the bytes begin with `text`, an ASCII literal (one byte a character). */
+const startsWith = (bytes: Buffer, text: string): boolean => bytes.subarray(0, text.length).equals(Buffer.from(text));
 
 /** What a report of some definition looks like on the wire. */
 export interface ReportExpectation {
@@ -186,7 +188,7 @@ export function readCsvHead(head: Buffer, complete: boolean, expect?: ReportExpe
   let first: CsvHead | undefined;
   for (const delimiter of delimiters) {
     const r = readFirstRecord(text, delimiter);
-    const line = Array.from(r.ok ? r.line : text.split(/\r\n|\r|\n/)[0] ?? '').slice(0, QUOTE_BYTES).join('');
+    const line = Array.from(r.ok ? r.line : text.split(/\r\n|\r|\n/)[0]!).slice(0, QUOTE_BYTES).join('');
     if (!r.ok) {
       first ??= { isRecord: false, fields: [], allQuoted: false, line, delimiter, problem: r.problem };
       continue;
@@ -227,7 +229,7 @@ function shapeOf(head: Buffer, complete: boolean): Exclude<Sniffed, 'csv-like'> 
   if (start.length === 0) return 'unknown';
   if (startsWith(start, '[') && complete) {
     try {
-      JSON.parse(start.toString('utf8'));
+      JSON.parse(start.toString());
       return 'json';
     } catch {
       // A header such as [id],[name] is CSV.
