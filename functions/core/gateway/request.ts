@@ -51,7 +51,8 @@ export function secureEndpoint(endpointUrl: string | URL): URL {
 
 /**
  * What the command line checks in a --gateway-url before it starts anything: the scheme and loopback rule
- * (secureEndpoint), a host, no user:password@ (the credentials go in the signature, never in the URL), and
+ * (secureEndpoint, after which the URL has a host: WHATWG URL refuses an http(s) URL without one), no
+ * user:password@ (the credentials go in the signature, never in the URL), and
  * a path: the provider publishes the full report URL (…/services/v2/rpt-engine), and a bare host is a
  * URL copied short. The path itself is not checked further: the spec says it may change.
  */
@@ -66,11 +67,11 @@ export function validateGatewayUrl(gatewayUrl: string, flag = '--gateway-url'): 
     throw e;
   }
   const example = 'e.g. https://<host>/paynet-ui/services/v2/rpt-engine';
-  if (!url.hostname) throw new ConfigurationError(`${flag} "${gatewayUrl}" has no host; give the full URL, ${example}.`);
   if (url.username || url.password) {
     throw new ConfigurationError(`${flag} must not carry a user name or password (user:password@host): the login and key go in the secret file.`);
   }
-  if (url.pathname === '/' || url.pathname === '') {
+  // An http(s) URL's path is at least "/".
+  if (url.pathname === '/') {
     throw new ConfigurationError(`${flag} "${gatewayUrl}" has no path: give the full report endpoint the provider publishes, ${example}.`);
   }
   if (url.hash) throw new ConfigurationError(`${flag} "${gatewayUrl}" has a #fragment, which is never sent: remove it.`);
