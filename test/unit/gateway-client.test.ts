@@ -139,6 +139,23 @@ describe('fetchReport: retries', () => {
     assert.deepEqual(slept, [50, 100]);
   });
 
+  it('without a sleep seam it waits for real (0 ms here); an abort during the wait ends the call with its reason', async (t) => {
+    const server = await serve(t, answer(503, 'busy'), answer(200, CSV));
+    const { options } = client(server.url, { retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
+    const report = await fetchReport({ ...options, sleep: undefined });
+    assert.equal(report.attempts, 2);
+    await readAll(report.body);
+    const busy = { ...options, endpointUrl: (await serve(t, answer(503, 'busy'))).url };
+    const controller = new AbortController();
+    const sleep = async (_ms: number, signal?: AbortSignal) => {
+      controller.abort(new Error('stopped during back-off'));
+      throw signal?.reason;
+    };
+    await assert.rejects(fetchReport({ ...busy, signal: controller.signal, sleep }), { message: 'stopped during back-off' });
+    // A sleep that fails on its own, not aborted, is passed on as it is.
+    await assert.rejects(fetchReport({ ...busy, sleep: async () => { throw new Error('timer broke'); } }), { message: 'timer broke' });
+  });
+
   it('a refused connection is retried and then named with host and port', async (t) => {
     const server = await serve(t, answer(200, CSV));
     const port = new URL(server.url).port;
