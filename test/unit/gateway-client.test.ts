@@ -170,6 +170,14 @@ describe('fetchReport: retries', () => {
     assert.notEqual(port, String(deadPort));
   });
 
+  it('a connection that never completes (here: a DNS lookup that never answers) ends the attempt at the connect time-out', async (t) => {
+    const server = await serve(t, answer(200, CSV));
+    const port = new URL(server.url).port;
+    const { options } = client(`http://localhost:${port}/rpt`, { retry: { attempts: 1 }, timeouts: { connectMs: 20 }, lookup: () => undefined });
+    await assert.rejects(fetchReport(options), (e: unknown) => e instanceof GatewayUnavailable && e.lastProblem === 'could not connect within 20 ms');
+    assert.equal(server.requests.length, 0);
+  });
+
   it('an answer that breaks off in its first bytes is retried', async (t) => {
     const cut: Handler = (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/csv', 'Content-Length': '1000' });
@@ -261,6 +269,18 @@ describe('fetchReport: after the hand-over', () => {
     const plain = new AbortController();
     plain.abort();
     await assert.rejects(fetchReport(client(server.url, { signal: plain.signal }).options), { name: 'AbortError' });
+  });
+
+  it('an abort whose reason is not an Error destroys the body with an Error of that text', async (t) => {
+    const server = await serve(t, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/csv' });
+      res.write(LONG);
+    });
+    const controller = new AbortController();
+    const report = await fetchReport(client(server.url, { signal: controller.signal }).options);
+    const reading = readAll(report.body);
+    controller.abort('operator pressed stop');
+    await assert.rejects(reading, (e: unknown) => e instanceof Error && e.message === 'operator pressed stop');
   });
 
   it('an abort while waiting for the answer ends the call with the reason, not a retry', async (t) => {
