@@ -497,6 +497,11 @@ describe('answer helpers, second pass (survivors of npm run mutate -- functions/
     );
   });
 
+  it('without a definition a semicolon report is read too; a 299 report is a report', () => {
+    assert.deepEqual(classifyAnswer(answer('a;b\r\n1;2\r\n', 'text/csv'), caller), { kind: 'csv', firstLine: 'a;b' });
+    assert.deepEqual(classifyAnswer(answer('"a","b"\r\n', 'text/csv', 299), caller, expectation(['a', 'b'])), { kind: 'csv', firstLine: '"a","b"', headerMatches: true });
+  });
+
   it('reads a record that stops right after a closing quote as not ended', () => {
     assert.deepEqual(readFirstRecord('"a","b"', ','), { ok: true, fields: ['a', 'b'], quoted: [true, true], ended: false, line: '"a","b"' });
     assert.deepEqual(readFirstRecord('"a""b', ','), { ok: true, fields: ['a"b'], quoted: [true], ended: false, line: '"a""b' });

@@ -117,6 +117,32 @@ describe('fetchReport: a report', () => {
   });
 });
 
+describe('fetchReport: how far the client reads before deciding', () => {
+  // 250 quoted names of 13 characters and 249 commas: a 3,499-byte header row.
+  const names = Array.from({ length: 250 }, (_, i) => `column_${String(i).padStart(4, '0')}`);
+  const wide = names.map((n) => `"${n}"`).join(',');
+
+  it('a header row longer than the first 1 KB is read to its line end (within 64 KB) before deciding', async (t) => {
+    const server = await serve(t, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/csv' });
+      res.write(wide.slice(0, 2000));
+      setTimeout(() => res.end(`${wide.slice(2000)}\r\n${names.map(() => '"1"').join(',')}\r\n`), 50);
+    });
+    const report = await fetchReport(client(server.url, { expect: { format: 'CSV', delimiter: ',', encoding: 'UTF-8', header: names } }).options);
+    assert.equal(report.headerMatches, true);
+    assert.equal(report.firstLine, wide.slice(0, 200));
+    assert.equal((await readAll(report.body)).length, 3499 + 2 + 250 * 4 - 1 + 2);
+  });
+
+  it('a first line that has not ended after 64 KB of a body that goes on is not a report', async (t) => {
+    const server = await serve(t, (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/csv' });
+      res.write(`"a","${'x'.repeat(70_000)}`);
+    });
+    await assert.rejects(fetchReport(client(server.url).options), (e: unknown) => e instanceof UnexpectedAnswer && /its first line does not end within the first bytes/.test(e.message));
+  });
+});
+
 describe('fetchReport: retries', () => {
   it('retries a busy gateway after the Retry-After it asks for, with a new nonce each time', async (t) => {
     const server = await serve(t, answer(503, 'busy', { 'Retry-After': '2' }), answer(200, CSV));
