@@ -204,6 +204,12 @@ describe('fetchReport: retries', () => {
     assert.equal(server.requests.length, 0);
   });
 
+  it('an answer slower than the connect time-out is no connect failure once connected', async (t) => {
+    const server = await serve(t, (_req, res) => void setTimeout(() => answer(200, CSV)(_req, res, ''), 600));
+    const report = await fetchReport(client(server.url, { retry: { attempts: 1 }, timeouts: { connectMs: 300 } }).options);
+    assert.equal(await readAll(report.body), CSV);
+  });
+
   it('an answer that breaks off in its first bytes is retried', async (t) => {
     const cut: Handler = (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/csv', 'Content-Length': '1000' });
