@@ -30,8 +30,8 @@ const SIGNATURE = createHmac('sha1', 'k%26y&').update(BASE).digest('base64');
 
 describe('the endpoint policy', () => {
   it('knows loopback hosts: localhost, 127/8, ::1 and 127/8 mapped into IPv6', () => {
-    for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '127.255.0.10', '[::1]', '[::ffff:7f00:1]', '[::FFFF:7F12:abcd]']) assert.equal(isLoopbackHost(host), true, host);
-    for (const host of ['localhost.example.com', '128.0.0.1', '127.0.0.1.nip.io', 'x127.0.0.1', '127.0.0', '127.0.0.1234', '[::2]', '[::ffff:8f00:1]', '[::ffff:7f00:12345]', '[::ffff:7f0:1]', 'a[::1]']) {
+    for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '127.255.0.10', '127.1.22.3', '[::1]', '[::ffff:7f00:1]', '[::FFFF:7F12:abcd]']) assert.equal(isLoopbackHost(host), true, host);
+    for (const host of ['localhost.example.com', '128.0.0.1', '127.0.0.1.nip.io', 'x127.0.0.1', '127.0.0', '127.0.0.1234', '[::2]', '[::ffff:8f00:1]', '[::ffff:7f00:12345]', '[::ffff:7f0:1]', 'a[::1]', 'x[::ffff:7f00:1]', '[::ffff:7f00:1]x']) {
       assert.equal(isLoopbackHost(host), false, host);
     }
   });

@@ -81,6 +81,10 @@ describe('explainTransportError', () => {
     const plain = explainTransportError(new Error('boom'), url);
     assert.ok(plain instanceof RetryableProblem);
     assert.equal(plain.problem, 'boom');
+    // Something thrown that is not an Error at all.
+    const odd = explainTransportError(undefined, url);
+    assert.ok(odd instanceof RetryableProblem);
+    assert.equal(odd.problem, 'undefined');
     assert.equal(new RetryableProblem('busy', 1500).retryAfterMs, 1500);
   });
 });

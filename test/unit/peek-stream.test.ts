@@ -27,6 +27,12 @@ describe('peekThenReplay', () => {
     assert.equal(await all(p.body), 'abc\ndefgh');
   });
 
+  it('a line end in the chunk that reaches min exactly stops it there', async () => {
+    const p = await peekThenReplay(feed(['ab\n', 'cd']), { min: 3, max: 100 }, wrap);
+    assert.equal(p.head.toString(), 'ab\n');
+    assert.equal(await all(p.body), 'ab\ncd');
+  });
+
   it('a line end before min does not stop it; min alone without a line end does not either', async () => {
     const early = await peekThenReplay(feed(['a\n', 'b', 'cd', 'e']), { min: 4, max: 100 }, wrap);
     assert.equal(early.head.toString(), 'a\nbcd');
