@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { AuthenticationRefused, ConfigurationError, GatewayUnavailable, UnexpectedAnswer } from '../../functions/core/errors.js';
+import { abortReason } from '../../functions/core/gateway/attempt-watch.js';
 import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../../functions/core/gateway/client.js';
 
 /**
@@ -313,6 +315,22 @@ describe('fetchReport: after the hand-over', () => {
     const reading = readAll(report.body);
     controller.abort('operator pressed stop');
     await assert.rejects(reading, (e: unknown) => e instanceof Error && e.message === 'operator pressed stop');
+  });
+
+  it('a signal without a reason (an older AbortSignal) aborts with an AbortError that says so', () => {
+    const reason = abortReason({ aborted: true, reason: undefined } as unknown as AbortSignal);
+    assert.ok(reason instanceof DOMException);
+    assert.equal(reason.name, 'AbortError');
+    assert.equal(reason.message, 'The gateway call was aborted.');
+  });
+
+  it('once the body is read, the call leaves no abort listener on the signal', async (t) => {
+    const server = await serve(t, answer(200, CSV));
+    const controller = new AbortController();
+    const report = await fetchReport(client(server.url, { signal: controller.signal }).options);
+    await readAll(report.body);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
   });
 
   it('an abort while waiting for the answer ends the call with the reason, not a retry', async (t) => {
