@@ -73,10 +73,13 @@ export function watchAttempt(
 
   const onAbort = () => {
     const reason = abortReason(signal!);
-    if (body) body.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-    // The loop sees the aborted signal and throws its reason instead of retrying.
-    // Stryker disable next-line StringLiteral: never shown: the loop sees the aborted signal and throws its reason instead
-    else fail(new Error('aborted'));
+    if (body) {
+      body.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+    } else {
+      // The loop sees the aborted signal and throws its reason instead of retrying.
+      // Stryker disable next-line StringLiteral: never shown: the loop sees the aborted signal and throws its reason instead
+      fail(new Error('aborted'));
+    }
   };
   // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal dispatches 'abort' once, so once: true changes nothing but intent
   signal?.addEventListener('abort', onAbort, { once: true });
