@@ -88,10 +88,16 @@ export function runnerFile(test: string): string {
 /**
  * Folders whose files are held only by the tests about the folder, of those importing each file: every handler,
  * status and connection test loads the catalog (definitions/) as its setup, and ran before the definition's own
- * tests for each of its mutants (Stryker estimated hours for report-definition.ts alone).
+ * tests for each of its mutants (Stryker estimated hours for report-definition.ts alone); the fetch handler's
+ * queue test (a simulator and s3rver, seconds a run) reads one secret from gateway/ and ran for every mutant of
+ * answer.ts.
  */
 const FOLDER_TESTS: Record<string, string[]> = {
   [`${CORE}/definitions`]: ['definition-change', 'infer-schema', 'report-catalog', 'report-definition', 'report-period', 'table-schema'],
+  [`${CORE}/gateway`]: [
+    'body-template', 'content-coding', 'gateway-answer', 'gateway-client', 'gateway-request', 'gateway-transport-errors',
+    'oauth', 'oauth-independent', 'peek-stream', 'secret', 'signature-methods', 'signing-edges',
+  ],
 };
 
 /** The unit tests near `files`: their NEAR_TESTS entry, else the unit tests that import them (within FOLDER_TESTS). */
