@@ -14,6 +14,7 @@ import { ConfigurationError } from '../errors.js';
 /** Returned by the fast integer parsers for values that may exceed 2^53: use the BigInt parser. */
 export const NEEDS_BIGINT = Infinity;
 
+// Stryker disable next-line StringLiteral: read only after a parser returned NaN, which sets it first
 let reason = '';
 
 /** Why the last parser call that returned NaN (or undefined) failed. */
@@ -42,15 +43,14 @@ export function parseSafeInteger(text: string): number {
   const n = text.length;
   let i = 0;
   let negative = false;
-  if (n > 0) {
-    const c = text.charCodeAt(0);
-    if (c === MINUS || c === PLUS) {
-      negative = c === MINUS;
-      i = 1;
-    }
+  const c = text.charCodeAt(0); // NaN for "", which is neither sign
+  if (c === MINUS || c === PLUS) {
+    negative = c === MINUS;
+    i = 1;
   }
   if (i >= n) return fail(n === 0 ? 'empty' : `not an integer: ${show(text)}`);
-  while (i < n - 1 && text.charCodeAt(i) === ZERO) i++; // leading zeros do not count as digits
+  // Leading zeros do not count as digits; "000" leaves none, which reads as 0. Past the end charCodeAt is NaN.
+  while (text.charCodeAt(i) === ZERO) i++;
   if (n - i > SAFE_DIGITS) return integerDigitsOnly(text, i) ? NEEDS_BIGINT : fail(`not an integer: ${show(text)}`);
   let value = 0;
   for (; i < n; i++) {
@@ -62,6 +62,7 @@ export function parseSafeInteger(text: string): number {
 }
 
 function integerDigitsOnly(text: string, from: number): boolean {
+  // Stryker disable next-line EqualityOperator: one step past the end reads NaN, which neither comparison refuses
   for (let i = from; i < text.length; i++) {
     const d = text.charCodeAt(i) - ZERO;
     if (d < 0 || d > 9) return false;
@@ -76,6 +77,7 @@ const INT64_MAX = 2n ** 63n - 1n;
 export function parseInt64(text: string): bigint | undefined {
   const fast = parseSafeInteger(text);
   if (Number.isNaN(fast)) return undefined;
+  // Stryker disable next-line ConditionalExpression: BigInt(text) gives the same value for any sign + digits; this only saves reading them twice
   if (fast !== NEEDS_BIGINT) return BigInt(fast);
   // Validated above as sign + digits, so BigInt() sees nothing it would read leniently (hex, spaces, "").
   const value = BigInt(text);
@@ -97,12 +99,10 @@ export function parseSafeDecimal(text: string, precision: number, scale: number)
   const n = text.length;
   let i = 0;
   let negative = false;
-  if (n > 0) {
-    const c = text.charCodeAt(0);
-    if (c === MINUS || c === PLUS) {
-      negative = c === MINUS;
-      i = 1;
-    }
+  const c = text.charCodeAt(0); // NaN for "", which is neither sign
+  if (c === MINUS || c === PLUS) {
+    negative = c === MINUS;
+    i = 1;
   }
   let value = 0;
   let digits = 0; // significant digits taken into `value`
@@ -122,7 +122,7 @@ export function parseSafeDecimal(text: string, precision: number, scale: number)
     return Number.isNaN(decimalShape(text, i, false)) ? NaN : fail(`more than ${precision - scale} integer digits for decimal(${precision},${scale}): ${show(text)}`);
   }
   let fracDigits = 0;
-  if (i < n && text.charCodeAt(i) === DOT) {
+  if (text.charCodeAt(i) === DOT) {
     i++;
     for (; i < n; i++) {
       const d = text.charCodeAt(i) - ZERO;
@@ -148,6 +148,7 @@ export function parseSafeDecimal(text: string, precision: number, scale: number)
 
 /** Checks the rest of a decimal's text for garbage, so "12a.5" says "not a decimal", not "too many digits". */
 function decimalShape(text: string, from: number, sawDot: boolean): number {
+  // Stryker disable next-line EqualityOperator: one step past the end reads NaN, which is neither a dot nor refused
   for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === DOT && !sawDot) sawDot = true;
@@ -161,14 +162,13 @@ export function parseDecimal(text: string, precision: number, scale: number): bi
   const fast = parseSafeDecimal(text, precision, scale);
   if (Number.isNaN(fast)) return undefined;
   if (fast !== NEEDS_BIGINT) return BigInt(fast);
-  // parseSafeDecimal validated the shape and the digit counts; only the arithmetic needs BigInt.
-  const negative = text.charCodeAt(0) === MINUS;
-  const unsigned = text.charCodeAt(0) === MINUS || text.charCodeAt(0) === PLUS ? text.slice(1) : text;
-  const dot = unsigned.indexOf('.');
-  const intPart = dot === -1 ? unsigned : unsigned.slice(0, dot);
-  const fracPart = dot === -1 ? '' : unsigned.slice(dot + 1, dot + 1 + scale);
-  const value = BigInt((intPart || '0') + fracPart.padEnd(scale, '0'));
-  return negative ? -value : value;
+  // parseSafeDecimal validated the shape and the digit counts; only the arithmetic needs BigInt. The sign stays on
+  // the integer part, which BigInt reads ("-12" + "500" is -12500n, "" + "500" is 500n). Only a value of 16 digits
+  // or more comes here, so never a sign alone ("-.0" at scale 0), which BigInt would refuse.
+  const dot = text.indexOf('.');
+  const intPart = dot === -1 ? text : text.slice(0, dot);
+  const fracPart = dot === -1 ? '' : text.slice(dot + 1, dot + 1 + scale);
+  return BigInt(intPart + fracPart.padEnd(scale, '0'));
 }
 
 /* ---------------------------------------------------------------- dates and times */
@@ -234,7 +234,8 @@ export function compilePattern(pattern: string, kind: 'timestamp' | 'date'): Com
   const literals: Array<[number, number]> = [];
   const parts: Array<{ token: Token } | { text: string }> = [];
   const literal = (text: string) => {
-    for (const ch of text) literals.push([pos++, ch.charCodeAt(0)]);
+    // By UTF-16 code unit, as values are read: a character outside the basic plane is two of them.
+    for (let k = 0; k < text.length; k++) literals.push([pos++, text.charCodeAt(k)]);
     const last = parts[parts.length - 1];
     if (last && 'text' in last) parts[parts.length - 1] = { text: last.text + text };
     else parts.push({ text });
@@ -260,7 +261,6 @@ export function compilePattern(pattern: string, kind: 'timestamp' | 'date'): Com
       // An unknown letter is most likely a token we do not support (e.g. yy, hh, a, S): say so, never guess.
       throw bad(pattern, `has "${ch}", which is not a supported token (quote literal letters: '${ch}')`);
     } else {
-      if (ch.charCodeAt(0) > 0xffff || [...ch].length !== 1) throw bad(pattern, 'has a character outside the basic plane');
       literal(ch);
       i++;
     }
@@ -295,21 +295,24 @@ export function formatWithCompiledPattern(wallClockMs: number, p: CompiledPatter
   return p.parts.map((part) => ('text' in part ? part.text : String(field[part.token]).padStart(WIDTH[part.token], '0'))).join('');
 }
 
-/** Two or four digits at `pos`, or -1. */
+/*
+ * Two, three or four digits at `pos`, or a negative number: the callers refuse any value below zero. Only the
+ * digits after the first need a test of their own: a first character below "0" is a negative leading digit, which
+ * makes the whole negative (-1 * 10 + 9 < 0), and so does a -1 from the digits after it.
+ */
 function digits2(text: string, pos: number): number {
   const a = text.charCodeAt(pos) - ZERO;
   const b = text.charCodeAt(pos + 1) - ZERO;
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+  return a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 function digits3(text: string, pos: number): number {
   const a = text.charCodeAt(pos) - ZERO;
   const rest = digits2(text, pos + 1);
-  return a >= 0 && a <= 9 && rest >= 0 ? a * 100 + rest : -1;
+  return a <= 9 && rest >= 0 ? a * 100 + rest : -1;
 }
 function digits4(text: string, pos: number): number {
-  const hi = digits2(text, pos);
   const lo = digits2(text, pos + 2);
-  return hi < 0 || lo < 0 ? -1 : hi * 100 + lo;
+  return lo < 0 ? -1 : digits2(text, pos) * 100 + lo;
 }
 
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
