@@ -49,3 +49,97 @@ describe('EventBridge Scheduler expressions', () => {
     assert.match(problem('rate(1 week)'), /minute\(s\), hour\(s\) or day\(s\)/);
   });
 });
+
+/** Every problem of an expression, as the definition loader prints them. */
+const problems = (e: string) => scheduleExpressionProblems(e);
+
+describe('EventBridge Scheduler expressions, field by field (issue 36)', () => {
+  it('takes every field at both ends of its range, names in any case, and spaces around the fields', () => {
+    for (const e of [
+      'cron(0 0 1 1 ? 1970)', 'cron(59 23 31 12 ? 2199)', 'cron(0 0 ? JAN 1 *)', 'cron(0 0 ? dec 7 *)', 'cron(0 0 ? * SUN *)', 'cron(0 0 ? * sat *)',
+      'cron(0 0 ? * mon-fri *)', 'cron( 15  3 * * ? * )', 'cron(0 0 ? * MON#1 *)', 'cron(0 0 ? * 7#5 *)', 'cron(0 0 ? * FRIL *)', 'cron(0 0 ? * 7L *)',
+      'cron(0 0 1W * ? *)', 'cron(0 0 31W * ? *)', 'cron(0-59/10 * * * ? *)', 'cron(0/59 * * * ? *)', 'cron(1,2,3 * * * ? *)',
+      'rate( 6 hours )', 'rate(2 minutes)', 'rate(10 days)', 'rate(1 day )',
+    ]) {
+      assert.deepEqual(problems(e), [], e);
+    }
+  });
+
+  it('names the field, the value and the range of every value outside it', () => {
+    assert.deepEqual(problems('cron(0 3 0 * ? *)'), ['day-of-month field: 0 is outside 1-31']);
+    assert.deepEqual(problems('cron(0 3 * 0 ? *)'), ['month field: 0 is outside 1-12']);
+    assert.deepEqual(problems('cron(0 3 ? * 0 *)'), ['day-of-week field: 0 is outside 1-7']);
+    assert.deepEqual(problems('cron(0 3 * * ? 1969)'), ['year field: 1969 is outside 1970-2199']);
+    assert.deepEqual(problems('cron(0 24 * * ? *)'), ['hours field: 24 is outside 0-23']);
+    assert.deepEqual(problems('cron(5-70 3 * * ? *)'), ['minutes field: 70 is outside 0-59']);
+    assert.deepEqual(problems('cron(60-5 3 * * ? *)'), ['minutes field: 60 is outside 0-59']);
+    assert.deepEqual(problems('cron(0 3 32W * ? *)'), ['day-of-month field: 32 is outside 1-31']);
+    assert.deepEqual(problems('cron(0 3 0W * ? *)'), ['day-of-month field: 0 is outside 1-31']);
+    assert.deepEqual(problems('cron(0 3 ? * 8#1 *)'), ['day-of-week field: 8 is outside 1-7']);
+    assert.deepEqual(problems('cron(0 3 ? * 8L *)'), ['day-of-week field: 8 is outside 1-7']);
+    assert.deepEqual(problems('cron(60 24 * * ? *)'), ['minutes field: 60 is outside 0-59', 'hours field: 24 is outside 0-23'], 'every problem, in field order');
+  });
+
+  it('says what a field that is no value holds, listing the names where a field has them', () => {
+    assert.deepEqual(problems('cron(ab 3 * * ? *)'), ['minutes field: "ab" is not a number']);
+    assert.deepEqual(problems('cron(L 3 * * ? *)'), ['minutes field: "L" is not a number']);
+    assert.deepEqual(problems('cron(0 3 ? FOO * *)'), ['month field: "FOO" is not a number or one of JAN, FEB, MAR, APR, MAY, JUN, JUL, AUG, SEP, OCT, NOV, DEC']);
+    assert.deepEqual(problems('cron(0 3 ? * XL *)'), ['day-of-week field: "XL" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT']);
+    assert.deepEqual(problems('cron(0 3 ? * LW *)'), ['day-of-week field: "LW" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT']);
+    assert.deepEqual(problems('cron(0 3 ? * 5#1x *)'), ['day-of-week field: "5#1x" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT']);
+    assert.deepEqual(problems('cron(0 3 1L * ? *)'), ['day-of-month field: "1L" is not a number']);
+    assert.deepEqual(problems('cron(0 3 LX * ? *)'), ['day-of-month field: "LX" is not a number']);
+    assert.deepEqual(problems('cron(0 3 W * ? *)'), ['day-of-month field: "W" is not a number']);
+    assert.deepEqual(problems('cron(0 3 1W2 * ? *)'), ['day-of-month field: "1W2" is not a number']);
+    assert.deepEqual(problems('cron(0 3 ? * 1W *)'), ['day-of-week field: "1W" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT'], 'W belongs to day-of-month');
+  });
+
+  it('the week after # is 1-5', () => {
+    assert.deepEqual(problems('cron(0 3 ? * 2#0 *)'), ['day-of-week field: "2#0": the week of the month after # must be 1-5']);
+    assert.deepEqual(problems('cron(0 3 ? * 2#6 *)'), ['day-of-week field: "2#6": the week of the month after # must be 1-5']);
+    assert.deepEqual(problems('cron(0 3 ? * FOO#6 *)'), [
+      'day-of-week field: "FOO" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT',
+      'day-of-week field: "FOO#6": the week of the month after # must be 1-5',
+    ]);
+  });
+
+  it('lists, steps and ranges: an empty item, a second /, a step that is not a whole number above 0, a range of three', () => {
+    assert.deepEqual(problems('cron(0 3 1,,2 * ? *)'), ['day-of-month field: an empty item in a list']);
+    assert.deepEqual(problems('cron(0/5/2 3 * * ? *)'), ['minutes field: "0/5/2" has more than one /']);
+    for (const step of ['0', '01', 'x', '', '1.5']) {
+      assert.deepEqual(problems(`cron(0/${step} 3 * * ? *)`), [`minutes field: the step in "0/${step}" must be a whole number above 0`], step);
+    }
+    assert.deepEqual(problems('cron(*/0 3 * * ? *)'), ['minutes field: the step in "*/0" must be a whole number above 0']);
+    assert.deepEqual(problems('cron(1-2-3 3 * * ? *)'), ['minutes field: "1-2-3" is not a range a-b']);
+  });
+
+  it('the ? rule and the field count, said whole', () => {
+    assert.deepEqual(problems('cron(0 3 1 * MON *)'), ['day-of-month ("1") and day-of-week ("MON") cannot both be set: make one of them "?" (for every day: "* * ? *" or "? * * *")']);
+    assert.deepEqual(problems('cron(0 3 ? * ? *)'), ['day-of-month and day-of-week are both "?": exactly one of them must be "?"']);
+    assert.deepEqual(problems('cron(0 ? * * ? *)'), ['hours field: "?" is allowed only in day-of-month or day-of-week']);
+    assert.deepEqual(problems('cron(0 3 * ? ? *)'), ['month field: "?" is allowed only in day-of-month or day-of-week']);
+    assert.deepEqual(problems('cron(0 3 * * ? ?)'), ['year field: "?" is allowed only in day-of-month or day-of-week']);
+    assert.deepEqual(problems('cron(15 3 * * ?)'), ['a cron expression has 6 fields (minutes hours day-of-month month day-of-week year); "15 3 * * ?" has 5']);
+    assert.deepEqual(problems('cron(15 3 * * ? * *)'), ['a cron expression has 6 fields (minutes hours day-of-month month day-of-week year); "15 3 * * ? * *" has 7']);
+  });
+
+  it('rate: value and unit, singular exactly for 1, said whole', () => {
+    assert.deepEqual(problems('rate(1 days)'), ['"rate(1 days)" must use the singular unit: "rate(1 day)"']);
+    assert.deepEqual(problems('rate(5 hour)'), ['"rate(5 hour)" must use the plural unit: "rate(5 hours)"']);
+    assert.deepEqual(problems('rate(0 hours)'), ['the rate value must be 1 or more']);
+    assert.deepEqual(problems('rate(1 week)'), ['the rate unit "week" must be minute(s), hour(s) or day(s)']);
+    assert.deepEqual(problems('rate(2 weeks)'), ['the rate unit "weeks" must be minute(s), hour(s) or day(s)']);
+    assert.deepEqual(problems('rate(2 dayss)'), ['the rate unit "dayss" must be minute(s), hour(s) or day(s)']);
+    assert.deepEqual(problems('rate(2 sdays)'), ['the rate unit "sdays" must be minute(s), hour(s) or day(s)']);
+    for (const body of ['6hours', '6 Hours', '-1 hours', '1.5 hours', 'x6 hours', '6 hours x', '']) {
+      assert.deepEqual(problems(`rate(${body})`), [`a rate expression is "rate(n unit)", for example "rate(1 day)" or "rate(6 hours)"; got "rate(${body})"`], body);
+    }
+  });
+
+  it('anything but cron(...) or rate(...) is refused with the help', () => {
+    const help = 'must be an EventBridge Scheduler expression: "cron(minutes hours day-of-month month day-of-week year)" such as "cron(15 3 * * ? *)", or "rate(n unit)" such as "rate(6 hours)"';
+    for (const e of ['xcron(15 3 * * ? *)', 'cron(15 3 * * ? *)x', 'rate(1 day', 'RATE(1 day)', 'at(2026-11-20T03:15:00)', '']) {
+      assert.deepEqual(problems(e), [help], e);
+    }
+  });
+});
