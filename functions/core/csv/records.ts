@@ -59,6 +59,8 @@ interface CsvParseCore {
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
+const LF = 10;
+const CR = 13;
 
 export const isUtf8Name = (encoding: string) => /^utf-?8$/i.test(encoding.trim());
 
@@ -82,6 +84,7 @@ export class CsvRecordReader {
   private partial: Buffer | undefined; // an incomplete UTF-8 sequence at the end of the last chunk
   private offset = 0; // bytes checked so far, for error messages
   private finalBreak = 0; // csv-parse counts the line break at the end of the file as an empty line
+  private lastByte = -1; // the last byte given to csv-parse: does the file end with a line break?
 
   // line tracking: see the comment at the top
   private prevCounter = 0;
@@ -142,9 +145,10 @@ export class CsvRecordReader {
       const rest = this.decoder.end();
       if (rest) this.run(Buffer.from(rest, 'utf8'), false);
     }
-    const before = this.parser.info.empty_lines;
     this.run(undefined, true);
-    this.finalBreak = this.parser.info.empty_lines - before;
+    // Not the empty lines counted during this last call: csv-parse holds the last bytes of a chunk back until it
+    // sees what follows, so blank lines just before the end ("1\n\n") are counted here too.
+    this.finalBreak = this.lastByte === LF || this.lastByte === CR ? 1 : 0;
   }
 
   private process(chunk: Buffer): void {
@@ -189,6 +193,7 @@ export class CsvRecordReader {
       for (let at = 0; at < buf.length; at += HOLD_BYTES) this.run(buf.subarray(at, at + HOLD_BYTES), end && at + HOLD_BYTES >= buf.length);
       return;
     }
+    if (buf && buf.length > 0) this.lastByte = buf[buf.length - 1]!;
     const err = this.core.parse(buf, end, this.push, () => {});
     this.release();
     if (err) {
