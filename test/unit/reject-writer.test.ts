@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { countingSink } from '../../functions/core/byte-sink.js';
+import { countingSink, type ByteSink } from '../../functions/core/byte-sink.js';
 import { RejectWriter, csvLine } from '../../functions/core/csv/reject-writer.js';
 
 const HEADER = '"line","column","reason","record"\r\n';
@@ -10,11 +10,12 @@ const HEADER = '"line","column","reason","record"\r\n';
 function memoryFile() {
   const writes: Buffer[] = [];
   const state = { ended: false, aborted: undefined as Error | undefined };
-  const sink = countingSink({
+  const memory: ByteSink = {
     write: (bytes) => void writes.push(Buffer.from(bytes)),
     end: () => void (state.ended = true),
     abort: (reason) => void (state.aborted = reason),
-  });
+  };
+  const sink = countingSink(memory);
   return { sink, writes, state, text: () => Buffer.concat(writes).toString('utf8') };
 }
 

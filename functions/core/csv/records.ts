@@ -143,9 +143,9 @@ export class CsvRecordReader {
     if (this.partial) throw this.malformed(`the file ends inside a UTF-8 character (byte ${this.offset})`);
     if (this.decoder) {
       const rest = this.decoder.end();
-      if (rest) this.run(Buffer.from(rest, 'utf8'), false);
+      if (rest) this.run(Buffer.from(rest, 'utf8'));
     }
-    this.run(undefined, true);
+    this.parse(undefined, true);
     // Not the empty lines counted during this last call: csv-parse holds the last bytes of a chunk back until it
     // sees what follows, so blank lines just before the end ("1\n\n") are counted here too.
     this.finalBreak = this.lastByte === LF || this.lastByte === CR ? 1 : 0;
@@ -171,7 +171,7 @@ export class CsvRecordReader {
   private feed(chunk: Buffer): void {
     if (this.decoder) {
       const text = this.decoder.write(chunk);
-      if (text) this.run(Buffer.from(text, 'utf8'), false);
+      if (text) this.run(Buffer.from(text, 'utf8'));
       return;
     }
     let bytes = chunk;
@@ -185,15 +185,17 @@ export class CsvRecordReader {
     this.offset += body.length;
     if (complete !== bytes.length) this.partial = Buffer.from(bytes.subarray(complete));
     // csv-parse takes a multi-byte character split across chunks in its stride; only validation needs whole ones.
-    this.run(body, false);
+    this.run(body);
   }
 
-  private run(buf: Buffer | undefined, end: boolean): void {
-    if (buf && buf.length > HOLD_BYTES) {
-      for (let at = 0; at < buf.length; at += HOLD_BYTES) this.run(buf.subarray(at, at + HOLD_BYTES), end && at + HOLD_BYTES >= buf.length);
-      return;
-    }
-    if (buf && buf.length > 0) this.lastByte = buf[buf.length - 1]!;
+  /** Parses UTF-8 bytes a slice of HOLD_BYTES at a time (none when there are none). */
+  private run(buf: Buffer): void {
+    for (let at = 0; at < buf.length; at += HOLD_BYTES) this.parse(buf.subarray(at, at + HOLD_BYTES), false);
+  }
+
+  /** One slice (never empty), or the end of the input. */
+  private parse(buf: Buffer | undefined, end: boolean): void {
+    if (buf) this.lastByte = buf[buf.length - 1]!;
     const err = this.core.parse(buf, end, this.push, () => {});
     this.release();
     if (err) {
