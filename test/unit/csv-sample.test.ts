@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { Readable } from 'node:stream';
 import iconv from 'iconv-lite';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import { readCsvSample } from '../../functions/core/csv/sample.js';
+import { detectDelimiter, readCsvSample } from '../../functions/core/csv/sample.js';
 import { readsAsWindows1251 } from '../../functions/core/csv/sample-encoding.js';
 
 /** Windows-1251 bytes of a text, from iconv-lite (the decoder under test is the other direction). */
@@ -129,5 +129,26 @@ describe('readCsvSample', () => {
     assert.deepEqual([one.header, one.delimiter, one.notes], [['Amount'], ',', ['The header line holds none of , ; tab |: read as a single column with delimiter ",".']]);
     const given = await readCsvSample(utf8('a,b|c\n1,2|3\n'), { delimiter: '|' });
     assert.deepEqual([given.header, given.delimiter, given.notes], [['a,b', 'c'], '|', []]);
+  });
+
+  it('reads only the bytes of the view it is given', async () => {
+    const whole = utf8('x;y\na,b\n1,2\n');
+    const r = await readCsvSample(new Uint8Array(whole.buffer, whole.byteOffset + 4, whole.length - 4), { maxBytes: 8 });
+    assert.deepEqual([r.header, r.rows, r.truncated], [['a', 'b'], [['1', '2']], false]);
+    const cut = await readCsvSample(new Uint8Array(whole.buffer, whole.byteOffset + 4, whole.length - 4), { maxBytes: 7 });
+    assert.deepEqual([cut.header, cut.rows, cut.truncated], [['a', 'b'], [], true]);
+  });
+});
+
+describe('detectDelimiter', () => {
+  it('looks at the header line only, whichever break ends it, quotes and all', () => {
+    assert.equal(detectDelimiter('a;b\rc,d,e,f\n'), ';');
+    assert.equal(detectDelimiter('a;b\r\nc,d,e,f\n'), ';');
+    assert.equal(detectDelimiter('a;b\nc,d,e,f\n'), ';');
+    assert.equal(detectDelimiter('"x\ny,z,w";a;b\n'), ';', 'a line break inside quotes does not end the header');
+    assert.equal(detectDelimiter('a|b|c\td'), '|');
+    assert.equal(detectDelimiter('a\tb\tc|d'), '\t');
+    assert.equal(detectDelimiter('a;b|c|d'), '|');
+    assert.equal(detectDelimiter('a'), undefined);
   });
 });
