@@ -49,11 +49,14 @@ describe('RejectWriter', () => {
     assert.equal(file.state.ended, true);
   });
 
-  it('a run without rejects leaves a header-only file', async () => {
+  it('a run without rejects leaves a header-only file, and a second close adds nothing', async () => {
     const file = memoryFile();
-    await new RejectWriter(file.sink, ',').close();
+    const writer = new RejectWriter(file.sink, ',');
+    await writer.close();
     assert.equal(file.text(), HEADER);
     assert.equal(file.state.ended, true);
+    await writer.close();
+    assert.equal(file.text(), HEADER);
   });
 
   it('holds rows until 64 KiB (65,536 characters) are pending, then writes them all as UTF-8', async () => {

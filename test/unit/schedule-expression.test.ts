@@ -94,6 +94,20 @@ describe('EventBridge Scheduler expressions, field by field (issue 36)', () => {
     assert.deepEqual(problems('cron(0 3 ? * 1W *)'), ['day-of-week field: "1W" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT'], 'W belongs to day-of-month');
   });
 
+  it('a number is decimal digits alone: no sign, point, exponent or hexadecimal that Number() would read', () => {
+    for (const text of ['0x10', '+5', '.5', '1e1', '5.']) {
+      assert.deepEqual(problems(`cron(${text} 3 * * ? *)`), [`minutes field: "${text}" is not a number`], text);
+    }
+  });
+
+  it('the # and L forms are whole items: not the end of a range, nor followed by more', () => {
+    const notDay = (text: string) => `day-of-week field: "${text}" is not a number or one of SUN, MON, TUE, WED, THU, FRI, SAT`;
+    assert.deepEqual(problems('cron(0 3 ? * 1-2#3 *)'), [notDay('2#3')]);
+    assert.deepEqual(problems('cron(0 3 ? * 1-5L *)'), [notDay('5L')]);
+    assert.deepEqual(problems('cron(0 3 ? * 5LX *)'), [notDay('5LX')]);
+    assert.deepEqual(problems('cron(0 3 ? * 2#10 *)'), ['day-of-week field: "2#10": the week of the month after # must be 1-5']);
+  });
+
   it('the week after # is 1-5', () => {
     assert.deepEqual(problems('cron(0 3 ? * 2#0 *)'), ['day-of-week field: "2#0": the week of the month after # must be 1-5']);
     assert.deepEqual(problems('cron(0 3 ? * 2#6 *)'), ['day-of-week field: "2#6": the week of the month after # must be 1-5']);
@@ -131,6 +145,8 @@ describe('EventBridge Scheduler expressions, field by field (issue 36)', () => {
     assert.deepEqual(problems('rate(2 weeks)'), ['the rate unit "weeks" must be minute(s), hour(s) or day(s)']);
     assert.deepEqual(problems('rate(2 dayss)'), ['the rate unit "dayss" must be minute(s), hour(s) or day(s)']);
     assert.deepEqual(problems('rate(2 sdays)'), ['the rate unit "sdays" must be minute(s), hour(s) or day(s)']);
+    assert.deepEqual(problems('rate(2 sday)'), ['the rate unit "sday" must be minute(s), hour(s) or day(s)'], 'only a final s is the plural');
+    assert.deepEqual(problems('rate(6  hours)'), [], 'any spaces between value and unit');
     for (const body of ['6hours', '6 Hours', '-1 hours', '1.5 hours', 'x6 hours', '6 hours x', '']) {
       assert.deepEqual(problems(`rate(${body})`), [`a rate expression is "rate(n unit)", for example "rate(1 day)" or "rate(6 hours)"; got "rate(${body})"`], body);
     }

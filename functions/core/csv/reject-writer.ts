@@ -38,7 +38,7 @@ export class RejectWriter {
 
   async drain(force = false): Promise<void> {
     if (!this.sink || (!force && this.buffer.length < 1 << 16) || this.buffer.length === 0) return;
-    const bytes = Buffer.from(this.buffer, 'utf8');
+    const bytes = Buffer.from(this.buffer); // UTF-8
     this.buffer = '';
     await this.sink.write(bytes);
   }

@@ -19,12 +19,13 @@ const CYRILLIC_TEXT_PUNCTUATION = new Set(['№', '«', '»', '–', '—', '\u0
  */
 export function readsAsWindows1251(bytes: Uint8Array): boolean {
   const text = iconv.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), 'windows-1251');
-  let letters = 0;
+  let sawLetter = false;
   for (const c of text) {
+    // Stryker disable next-line EqualityOperator: no byte decodes to U+0080 in windows-1251 (0x80 is Ђ), so <= reads alike
     if (c.charCodeAt(0) < 0x80) continue;
-    if (CYRILLIC.test(c)) letters++;
+    if (CYRILLIC.test(c)) sawLetter = true;
     else if (!CYRILLIC_TEXT_PUNCTUATION.has(c)) return false;
   }
-  if (letters === 0) return false;
+  if (!sawLetter) return false;
   return !/[A-Za-z][\u0400-\u045f]|[\u0400-\u045f][A-Za-z]/u.test(text);
 }
