@@ -92,9 +92,11 @@ describe('readCsvSample', () => {
     const utf16 = 'The sample is UTF-16 (it starts with a UTF-16 byte-order mark); the pipeline reads UTF-8 or single-byte encodings.';
     await assert.rejects(readCsvSample(Buffer.from([0xff, 0xfe, 0x61, 0x00])), refused(utf16));
     await assert.rejects(readCsvSample(Buffer.from([0xfe, 0xff, 0x00, 0x61])), refused(utf16));
-    // 0xFF (я in windows-1251) alone is no UTF-16 BOM.
-    const ef = await readCsvSample(cp1251('я\n'));
-    assert.equal(ef.encoding, 'windows-1251');
+    // A UTF-16 BOM is both bytes: 0xFF is я and 0xFE ю in windows-1251, 0xEF п, the first byte of a UTF-8 BOM.
+    for (const text of ['я\n', '1ю\n', 'ю1\n', '1я\n', 'пароль\n']) {
+      const r = await readCsvSample(cp1251(text));
+      assert.deepEqual([r.header, r.encoding, r.bom], [[text.trim()], 'windows-1251', false], text);
+    }
   });
 
   it('reads at most maxBytes from a buffer or a stream of bytes or strings, up to the last whole record', async () => {
