@@ -76,7 +76,8 @@ function readChunks(chunks: Buffer[], options: { delimiter?: string; encoding?: 
 function malformed(chunks: Buffer[], problem: string, options: { encoding?: string } = {}) {
   assert.throws(
     () => readChunks(chunks, options),
-    (e: unknown) => e instanceof MalformedReport && e.reportId === 'daily' && e.problem === problem && e.message.startsWith(`Report "daily" is not a well-formed CSV file: ${problem}. `),
+    (e: unknown) =>
+      e instanceof MalformedReport && e.reportId === 'daily' && e.problem === problem && e.message.startsWith(`Report "daily" is not a well-formed CSV file: ${problem}. `) && !('cause' in e),
   );
 }
 
@@ -92,6 +93,7 @@ describe('CsvRecordReader: bytes, BOMs and lines (issue 36)', () => {
     assert.deepEqual(readChunks([bytes(0xef, 0xbb), Buffer.concat([bytes(0xbf), text])]).records, want);
     assert.deepEqual(readChunks([Buffer.concat([BOM, text])], { midFile: true }).records[0], [['\ufeffa', 'b'], 1], 'a later part of a file has no BOM to drop');
     assert.deepEqual(readChunks([text, BOM, Buffer.from('x\n')]).records.at(-1), [['\ufeffx'], 3]);
+    assert.deepEqual(readChunks([text, Buffer.from('y\n'), Buffer.concat([BOM, Buffer.from('x\n')])]).records.at(-1), [['\ufeffx'], 4]);
   });
 
   it('a file shorter than a BOM is read as it is: "a", "ab", or a BOM alone', () => {
@@ -108,10 +110,10 @@ describe('CsvRecordReader: bytes, BOMs and lines (issue 36)', () => {
   });
 
   it('takes characters of 2, 3 and 4 bytes cut anywhere between chunks', () => {
-    const text = 'Ё€😀,x\n€😀Ё,y\n';
+    const text = 'Ё€😀क,x\n€😀Ёक,y\n'; // क is E0 A4 95: the lowest lead byte of three
     const all = Buffer.from(text);
     for (let cut = 1; cut < all.length; cut++) {
-      assert.deepEqual(readChunks([all.subarray(0, cut), all.subarray(cut)]).records, [[['Ё€😀', 'x'], 1], [['€😀Ё', 'y'], 2]], `cut at ${cut}`);
+      assert.deepEqual(readChunks([all.subarray(0, cut), all.subarray(cut)]).records, [[['Ё€😀क', 'x'], 1], [['€😀Ёक', 'y'], 2]], `cut at ${cut}`);
     }
     assert.deepEqual(readChunks([...all].map((b) => bytes(b))).records.length, 2, 'one byte at a time');
   });
@@ -121,7 +123,7 @@ describe('CsvRecordReader: bytes, BOMs and lines (issue 36)', () => {
     const want = [[['Сумма', 'Дата'], 1], [['1', 'Ёж'], 2]];
     assert.deepEqual(readChunks([cp], { delimiter: ';', encoding: 'windows-1251' }).records, want);
     assert.deepEqual(readChunks([...cp].map((b) => bytes(b)), { delimiter: ';', encoding: 'windows-1251' }).records, want);
-    const utf16 = iconv.encode('a,b\n1,2\n', 'utf-16le');
+    const utf16 = iconv.encode('a,b\n1,2\n', 'utf-16le', { addBOM: true });
     assert.deepEqual(readChunks([utf16.subarray(0, 3), utf16.subarray(3)], { encoding: 'utf-16le' }).records, [[['a', 'b'], 1], [['1', '2'], 2]]);
   });
 
@@ -135,9 +137,15 @@ describe('CsvRecordReader: bytes, BOMs and lines (issue 36)', () => {
       assert.equal(readChunks([...Buffer.from(text)].map((b) => bytes(b))).emptyLines, blank, `${JSON.stringify(text)} a byte at a time`);
     }
     assert.equal(readChunks([]).emptyLines, 0, 'an empty file');
+    const slice = readChunks([Buffer.from(`${'a'.repeat(16 * 1024 - 3)}\n\n\n`)]);
+    assert.deepEqual([slice.records.length, slice.emptyLines], [1, 2], 'a chunk of exactly one 16 KiB slice');
     assert.equal(readChunks([iconv.encode('a\r\n1\r\n\r\n', 'windows-1251')], { encoding: 'windows-1251' }).emptyLines, 1);
     const noBreak = readChunks([Buffer.from('a\n1')]);
     assert.deepEqual([noBreak.records, noBreak.emptyLines, noBreak.linesRead], [[[['a'], 1], [['1'], 2]], 0, 2]);
+  });
+
+  it('reads a record far longer than any line of the tests above', () => {
+    assert.deepEqual(readChunks([Buffer.from(`${'x'.repeat(5000)},"${'y'.repeat(5000)}"\n`)]).records[0]![0]![0]!.length, 5000);
   });
 
   it('separates records by CRLF, LF or a bare CR, and keeps rows of other lengths for the caller to reject', () => {
@@ -164,6 +172,8 @@ describe('physicalBreaks and isUtf8Name', () => {
     assert.equal(physicalBreaks(['a\r\nb', 'c\rd', 'e\nf']), 3);
     assert.equal(physicalBreaks(['\r\r\n\n\r']), 4);
     assert.equal(physicalBreaks(['\n\r']), 2);
+    assert.equal(physicalBreaks(['\r\r']), 2);
+    assert.equal(physicalBreaks(['a\r\rb\r']), 3);
   });
 
   it('knows UTF-8 by its names only', () => {
