@@ -65,7 +65,6 @@ const utf8 = (bytes: Buffer, truncated: boolean): string | undefined => {
     // Fatal, because a windows-1251 file read as UTF-8 gives U+FFFD names instead of an error;
     // `stream` keeps a character cut in half by maxBytes from counting as invalid.
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: truncated });
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
   } catch {
     return undefined;
   }
