@@ -237,7 +237,7 @@ describe('RowGroupEncoder: statistics at their edges', () => {
     const stats = parquetMetadata(arrayBuffer(file)).row_groups[0]!.columns.map((c) => c.meta_data!.statistics!);
     assert.deepEqual(stats.map((s) => [s.min_value, s.max_value]), [
       [-4294967296n, 4294967296n],
-      [-99999999.99, 9999999999999999.99],
+      [-99999999.99, Number('9999999999999999.99')],
       [day('1969-12-31'), day('2026-11-22')],
       [at('1969-12-31T23:59:59'), at('2026-11-21T00:00:00')],
     ]);
