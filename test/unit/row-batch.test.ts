@@ -255,14 +255,26 @@ describe('RowBatchBuilder: string columns', () => {
     const many = distinct(257);
     many.forEach((v, i) => builder.add([v, String(i)]));
     builder.take();
-    const long = `${'ü'.repeat(200_000)}end`; // 400,003 bytes of UTF-8, past the first buffer's 256 KiB
+    // 600,003 bytes of UTF-8, 3 a character: past twice the first buffer's 256 KiB, so it grows to the worst case
+    const long = `${'€'.repeat(200_000)}end`;
     builder.add(['short', '0']);
     builder.add([long, '1']);
     builder.add(['tail', '2']);
     const text = builder.take().columns[0] as { kind: string; bytes: Uint8Array; lengths: Int32Array };
     assert.equal(text.kind, 'utf8');
-    assert.deepEqual([...text.lengths], [5, 400_003, 4]);
+    assert.deepEqual([...text.lengths], [5, 600_003, 4]);
     assert.ok(Buffer.from(text.bytes).equals(Buffer.from(plain(['short', long, 'tail']))));
+  });
+
+  it('a value whose worst case passes the end of the buffer by 2 bytes grows it', () => {
+    const builder = new RowBatchBuilder([string()]);
+    // 257 values of 3 bytes turn the batch into text: 1,799 bytes with their lengths; then 4 + 3 x 86,781 more is 262,146, 2 past 256 KiB
+    for (let i = 0; i < 257; i++) builder.add([String(i).padStart(3, '0')]);
+    const long = '€'.repeat(86_781);
+    builder.add([long]);
+    const text = builder.take().columns[0] as { bytes: Uint8Array };
+    assert.equal(text.bytes.length, 262_146);
+    assert.ok(Buffer.from(text.bytes).equals(Buffer.from(plain([...Array.from({ length: 257 }, (_, i) => String(i).padStart(3, '0')), long]))));
   });
 });
 
