@@ -206,3 +206,103 @@ describe('Parquet page encoders (parquet/pages.ts)', () => {
     }
   });
 });
+
+/**
+ * The bytes themselves, worked out by hand from the Parquet format's Encodings.md: the decoders above accept
+ * other bytes for the same values (a run of 8 bit-packed instead of run-length encoded), so these hold the
+ * writer to the choices it documents. The DELTA_BINARY_PACKED cases are Encodings.md's own examples.
+ */
+describe('Parquet page encoders: the bytes, by hand', () => {
+  const rle = (values: number[], width: number, from = 0, to = values.length) => {
+    const out = new ByteBuffer(1);
+    writeRleHybrid(out, Int32Array.from(values), from, to, width);
+    return [...out.view()];
+  };
+  const levels = (values: number[], from = 0, to = values.length) => {
+    const out = new ByteBuffer(1);
+    writeDefinitionLevels(out, Uint8Array.from(values), from, to);
+    return [...out.view()];
+  };
+  const delta = (values: bigint[]) => {
+    const out = new ByteBuffer(1);
+    writeDeltaInt64(out, new Int32Array(new BigInt64Array(values).buffer), 0, values.length);
+    return [...out.view()];
+  };
+
+  it('RLE/bit-packed hybrid: a run of 8 is run-length encoded, 7 are bit-packed, a run after a packed group follows it', () => {
+    assert.deepEqual(rle([5, 5, 5, 5, 5, 5, 5, 5], 3), [0x10, 0x05]); // header 8 << 1, the value in 1 byte
+    assert.deepEqual(rle([5, 5, 5, 5, 5, 5, 5], 3), [0x03, 0x6d, 0xdb, 0x16]); // 1 group: 101 x 7, then 000
+    assert.deepEqual(rle([1, 2, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4], 3), [0x05, 0xd1, 0x48, 0x92, 0x24, 0x09, 0x00]); // 2 groups, zeros past the end
+    assert.deepEqual(rle([1, ...Array<number>(16).fill(7)], 3), [0x03, 0xf9, 0xff, 0xff, 0x12, 0x07]); // a group, then a run of 9
+    assert.deepEqual(rle([9, 9, 5, 5, 5, 5, 5, 5, 5, 5, 9], 3, 2, 10), [0x10, 0x05]); // values[2, 10)
+    assert.deepEqual(rle(Array<number>(8).fill(300), 9), [0x10, 0x2c, 0x01]); // a 9-bit value takes 2 bytes
+    assert.deepEqual(rle([0, 1, 2, 3, 4, 5, 6, 7], 3), [0x03, 0x88, 0xc6, 0xfa]); // a group ending exactly at the end
+    assert.deepEqual(rle([0, 0, 0], 0), [0x03]); // width 0: a group of no bytes
+    assert.deepEqual(rle(Array<number>(8).fill(0x12345678), 32), [0x10, 0x78, 0x56, 0x34, 0x12]);
+  });
+
+  it('bit-packed groups wider than 24 bits', () => {
+    assert.deepEqual(rle([0x1000001, 3], 25), [0x03, 0x01, 0x00, 0x00, 0x07, ...Array<number>(21).fill(0)]);
+    assert.deepEqual(rle([-1, 0, 0x7fffffff], 32), [0x03, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, ...Array<number>(20).fill(0)]);
+    assert.deepEqual(rle([0x0abcdef1, 5], 28), [0x03, 0xf1, 0xde, 0xbc, 0x5a, ...Array<number>(24).fill(0)]);
+    // (hyparquet's decoder reads widths up to 24 only, so these are checked by hand alone)
+  });
+
+  it('definition levels: their length in 4 bytes, then the hybrid at width 1', () => {
+    assert.deepEqual(levels(Array<number>(10).fill(1)), [0x02, 0, 0, 0, 0x14, 0x01]);
+    assert.deepEqual(levels([1, 0, 1, 1, 0, 0, 0, 0, 0]), [0x03, 0, 0, 0, 0x05, 0x0d, 0x00]);
+    assert.deepEqual(levels([1, 0, 0, 0, 0, 0, 0, 0, ...Array<number>(8).fill(1)]), [0x04, 0, 0, 0, 0x03, 0x01, 0x10, 0x01]);
+    assert.deepEqual(levels([0, 0, 0, 0, ...Array<number>(8).fill(1), 0], 4, 12), [0x02, 0, 0, 0, 0x10, 0x01]);
+    assert.deepEqual(levels([1, 0, 1, 0, 1, 0, 1, 0]), [0x02, 0, 0, 0, 0x03, 0x55]);
+    assert.deepEqual(levels([]), [0, 0, 0, 0]);
+    // 2,100 alternating levels: 263 groups (a 2-byte header) of 0xaa, the last 0x0a; 265 bytes, so the length's second byte is 1
+    const long = levels(Array.from({ length: 2100 }, (_, k) => k % 2));
+    assert.deepEqual(long.slice(0, 6), [0x09, 0x01, 0, 0, 0x8f, 0x04]);
+    assert.deepEqual(long.slice(6), [...Array<number>(262).fill(0xaa), 0x0a]);
+  });
+
+  it("DELTA_BINARY_PACKED: Encodings.md's examples, and a page of no values", () => {
+    // 1..5: header (block 128, 4 miniblocks, 5 values, first 1), min delta 1, every width 0
+    assert.deepEqual(delta([1n, 2n, 3n, 4n, 5n]), [0x80, 0x01, 0x04, 0x05, 0x02, 0x02, 0, 0, 0, 0]);
+    // 7 5 3 1 2 3 4 5: min delta -2, deltas from it 0 0 0 3 3 3 3 at 2 bits in the first miniblock
+    assert.deepEqual(delta([7n, 5n, 3n, 1n, 2n, 3n, 4n, 5n]), [0x80, 0x01, 0x04, 0x08, 0x0e, 0x03, 0x02, 0, 0, 0, 0xc0, 0x3f, 0, 0, 0, 0, 0, 0]);
+    assert.deepEqual(delta([]), [0x80, 0x01, 0x04, 0x00, 0x00]);
+    assert.deepEqual(delta([-1n]), [0x80, 0x01, 0x04, 0x01, 0x01]);
+    // 40 values 3 apart: one block, min delta 3, nothing to pack
+    assert.deepEqual(delta(Array.from({ length: 40 }, (_, i) => BigInt(i * 3))), [0x80, 0x01, 0x04, 0x28, 0x00, 0x06, 0, 0, 0, 0]);
+  });
+
+  it('ByteBuffer: varints, zigzag int64s, little-endian words, copies, growth', () => {
+    const bytes = (write: (b: ByteBuffer) => void) => {
+      const b = new ByteBuffer(1);
+      write(b);
+      return [...b.view()];
+    };
+    assert.deepEqual(bytes((b) => b.varint(300)), [0xac, 0x02]);
+    assert.deepEqual(bytes((b) => b.varint(127)), [0x7f]);
+    assert.deepEqual(bytes((b) => b.varint(128)), [0x80, 0x01]);
+    assert.deepEqual(bytes((b) => b.varint(0xffffffff)), [0xff, 0xff, 0xff, 0xff, 0x0f]);
+    assert.deepEqual(bytes((b) => b.zigzag64(-1, -1)), [0x01]); // -1 -> 1
+    assert.deepEqual(bytes((b) => b.zigzag64(63, 0)), [0x7e]);
+    assert.deepEqual(bytes((b) => b.zigzag64(64, 0)), [0x80, 0x01]);
+    assert.deepEqual(bytes((b) => b.zigzag64(0, 1)), [0x80, 0x80, 0x80, 0x80, 0x20]); // 2^32 -> 2^33
+    assert.deepEqual(bytes((b) => b.zigzag64(0x80000000 | 0, 0)), [0x80, 0x80, 0x80, 0x80, 0x10]); // 2^31 -> 2^32
+    assert.deepEqual(bytes((b) => b.zigzag64(0, 0x80000000 | 0)), [...Array<number>(9).fill(0xff), 0x01]); // -2^63 -> 2^64 - 1
+    assert.deepEqual(bytes((b) => b.u32(0x01020304)), [4, 3, 2, 1]);
+    assert.deepEqual(bytes((b) => b.u32(0xfffffffe)), [0xfe, 0xff, 0xff, 0xff]);
+    const src = Uint8Array.from({ length: 100 }, (_, i) => i);
+    assert.deepEqual(bytes((b) => {
+      b.u8(0xee);
+      b.copy(src, 3, 6);
+      b.copy(src, 10, 90);
+      b.copy(src, 0, 0);
+    }), [0xee, 3, 4, 5, ...src.subarray(10, 90)]);
+    const b = new ByteBuffer(4);
+    b.u8(1);
+    const grown = b.ensure(10);
+    assert.ok(grown.length >= 11);
+    assert.equal(b.bytes, grown);
+    assert.equal(grown[0], 1, 'what was written stays');
+    assert.equal(b.pos, 1);
+  });
+});

@@ -23,8 +23,10 @@ export class ByteBuffer {
   /** Room for `extra` more bytes; returns the (possibly new) array. */
   ensure(extra: number): Uint8Array {
     const need = this.pos + extra;
+    // Stryker disable next-line EqualityOperator: growing when the bytes fit exactly only grows sooner
     if (need > this.bytes.length) {
       const grown = new Uint8Array(Math.max(need, this.bytes.length * 2));
+      // Stryker disable next-line MethodExpression: copying the unwritten rest as well copies bytes nothing reads
       grown.set(this.bytes.subarray(0, this.pos));
       this.bytes = grown;
     }
@@ -82,6 +84,7 @@ export class ByteBuffer {
   copy(src: Uint8Array, from: number, to: number): void {
     const n = to - from;
     const b = this.ensure(n);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the loop and set() copy the same bytes; the loop is faster for short copies
     if (n < 32) {
       let p = this.pos;
       for (let i = from; i < to; i++) b[p++] = src[i]!;
@@ -145,6 +148,7 @@ function writeRun(out: ByteBuffer, v: number, run: number, valueBytes: number): 
  */
 function writeBitPacked(out: ByteBuffer, values: Int32Array, start: number, groups: number, end: number, width: number): number {
   out.varint((groups << 1) | 1);
+  // Stryker disable next-line ConditionalExpression: at width 0 the loop below writes no byte either
   if (width === 0) return out.pos;
   const b = out.ensure(groups * width);
   let p = out.pos;
@@ -152,7 +156,7 @@ function writeBitPacked(out: ByteBuffer, values: Int32Array, start: number, grou
   const full = Math.min(count, end - start);
   if (width <= 24) {
     // Up to 24 bits of a value plus at most 7 pending bits fit a 32-bit integer.
-    const mask = width === 32 ? -1 : (1 << width) - 1;
+    const mask = (1 << width) - 1;
     let acc = 0;
     let bits = 0;
     for (let k = 0; k < count; k++) {
