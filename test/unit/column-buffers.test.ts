@@ -202,3 +202,56 @@ describe('minMax of fixed-width values', () => {
     assert.deepEqual(minMax({ kind: 'int64', words: new Int32Array(0), count: 0, defined: null }), {});
   });
 });
+
+describe('column buffers: where a dictionary pays, at its edges', () => {
+  it('int64 values either side of 2^53 and -2^53 keep their own entries', () => {
+    const values = [9007199254740992n, 9007199254740993n, -9007199254740993n, -9007199254740994n, 9007199254740991n];
+    const b = new Int64Buffer(false, true);
+    b.append(int64(Array.from({ length: 30 }, (_, i) => values[i % 5]!)));
+    assert.deepEqual(shown(b.plan()), { dictionary: values, indexes: Array.from({ length: 30 }, (_, i) => i % 5), defined: null });
+  });
+
+  it('4 distinct values in 9: a dictionary for 8-byte values, not for 4-byte dates', () => {
+    // 4 entries and 9 two-bit indexes (3 bytes): 2 x (4w + 3) against 9w, which holds for w = 8 and not for w = 4
+    const pattern = [0, 0, 0, 1, 1, 2, 2, 3, 3];
+    const wide = new Int64Buffer(false, true);
+    wide.append(int64(pattern.map((i) => BigInt(100 + i))));
+    assert.deepEqual(shown(wide.plan()), { dictionary: [100n, 101n, 102n, 103n], indexes: pattern, defined: null });
+    const dates = new Int32Buffer(false);
+    dates.append(int32(pattern.map((i) => 20000 + i)));
+    assert.deepEqual(shown(dates.plan()), { values: pattern.map((i) => 20000 + i), count: 9, defined: null });
+  });
+
+  it('a string chunk of nulls only: no dictionary, no values', () => {
+    const b = new StringBuffer(true);
+    b.append(dict([], [-1, -1, -1]));
+    assert.deepEqual(shown(b.plan()), { values: [], count: 0, defined: [0, 0, 0] });
+    const dates = new Int32Buffer(true);
+    dates.append(int32([0, 0], [1, 1]));
+    assert.deepEqual(shown(dates.plan()), { values: [], count: 0, defined: [0, 0] });
+  });
+
+  it('more than 4,096 dictionary values turned into text by a text batch', () => {
+    const b = new StringBuffer(false);
+    b.append(dict(['a', 'b'], Array.from({ length: 5000 }, (_, i) => i % 2)));
+    b.append(utf8(Array.from({ length: 300 }, (_, i) => `t${i}`)));
+    const plan = b.plan();
+    assert.ok(plan.dictionary === undefined || plan.values === undefined);
+    const values = plan.dictionary ? valuesOf(plan.dictionary.entries) : valuesOf(plan.values!);
+    const rows = plan.dictionary ? [...plan.dictionary.indexes].map((i) => values[i]) : values;
+    assert.deepEqual(rows, [...Array.from({ length: 5000 }, (_, i) => (i % 2 ? 'b' : 'a')), ...Array.from({ length: 300 }, (_, i) => `t${i}`)]);
+  });
+
+  it('text: exactly half the first 512 values distinct is few enough to try a dictionary', () => {
+    // 256 values twice each, then 10,000 times "x": 257 entries of 8 bytes and 9-bit indexes halve the chunk
+    const first = Array.from({ length: 512 }, (_, i) => `v${String(i % 256).padStart(3, '0')}`);
+    const b = new StringBuffer(false);
+    b.append(utf8([...first, ...Array<string>(10_000).fill('xxxx')]));
+    const plan = b.plan();
+    assert.equal(plan.dictionary?.entries.count, 257);
+    const c = new StringBuffer(false);
+    const moreDistinct = first.map((v, i) => (i === 300 ? 'other' : v));
+    c.append(utf8([...moreDistinct, ...Array<string>(10_000).fill('xxxx')]));
+    assert.equal(c.plan().dictionary, undefined, '257 distinct among the first 512: PLAIN');
+  });
+});

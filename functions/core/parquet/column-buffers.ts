@@ -54,16 +54,21 @@ export interface Dictionary {
 /** How a chunk is written: a dictionary and its indexes, or the values themselves. */
 export type ChunkPlan = { dictionary: Dictionary; values?: undefined } | { values: ChunkValues; dictionary?: undefined };
 
+// Stryker disable next-line ConditionalExpression,EqualityOperator,ArrayDeclaration: false only takes littleEndianWords(), which gives the same words
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 function grownI32(a: Int32Array, need: number): Int32Array {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: growing with room to spare only copies the same values into a new array
   if (need <= a.length) return a;
+  // Stryker disable next-line ArithmeticOperator: with half the length instead of double, max() still gives the room needed
   const b = new Int32Array(Math.max(need, a.length * 2));
   b.set(a);
   return b;
 }
 function grownU8(a: Uint8Array, need: number): Uint8Array {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: growing with room to spare only copies the same values into a new array
   if (need <= a.length) return a;
+  // Stryker disable next-line ArithmeticOperator: with half the length instead of double, max() still gives the room needed
   const b = new Uint8Array(Math.max(need, a.length * 2));
   b.set(a);
   return b;
@@ -92,6 +97,7 @@ abstract class NullableBuffer {
   protected defined: Uint8Array;
 
   constructor(protected readonly nullable: boolean) {
+    // Stryker disable next-line ConditionalExpression: a first buffer of another size only grows sooner or later
     this.defined = new Uint8Array(nullable ? 4096 : 0);
   }
 
@@ -110,8 +116,10 @@ abstract class NullableBuffer {
 /** hyparquet-writer's sample test for numbers: no dictionary when over 90% of 1,000 values spread over the chunk are distinct. */
 function mostlyDistinct(count: number, key: (k: number) => number | string): boolean {
   const n = Math.min(count, 1000);
+  // Stryker disable next-line ConditionalExpression,BooleanLiteral: no values: no entries, and halves() refuses a dictionary of none
   if (n === 0) return true;
   const seen = new Set<number | string>();
+  // Stryker disable next-line ConditionalExpression: with one value (false: read at index NaN) the sample still holds one distinct value
   for (let i = 0; i < n; i++) seen.add(key(n === 1 ? 0 : Math.floor((i * (count - 1)) / (n - 1))));
   return seen.size / n > 0.9;
 }
@@ -204,6 +212,7 @@ function numberDictionary(values: Int64Values | Int32Values, key: (k: number) =>
 
 /** bigint, decimal and timestamp columns: INT64. */
 export class Int64Buffer extends NullableBuffer implements ColumnBuffer {
+  // Stryker disable next-line ArithmeticOperator: a first buffer of another size only grows sooner or later
   private words: Int32Array = new Int32Array(2 * 4096);
 
   /** `dictionary`: whether a dictionary may be tried (not for DELTA_BINARY_PACKED columns). */
@@ -214,12 +223,14 @@ export class Int64Buffer extends NullableBuffer implements ColumnBuffer {
   append(part: WireColumn): void {
     if (part.kind !== 'int64') throw new Error('batch columns out of order');
     const n = part.values.length;
+    // Stryker disable next-line ConditionalExpression: false only takes littleEndianWords(), which gives the same words
     const src = LITTLE_ENDIAN ? new Int32Array(part.values.buffer, part.values.byteOffset, 2 * n) : littleEndianWords(part.values);
     this.words = grownI32(this.words, 2 * (this.count + n));
     const nulls = part.nulls;
     if (!this.nullable || !nulls) {
       this.words.set(src, 2 * this.count);
       this.count += n;
+      // Stryker disable next-line ConditionalExpression: true only grows and fills a required column's levels, which it never reads
       if (this.nullable) {
         this.defined = grownU8(this.defined, this.rows + n);
         this.defined.fill(1, this.rows, this.rows + n);
@@ -280,10 +291,12 @@ abstract class FixedWidthBuffer<K extends 'int32' | 'bool', A extends Int32Array
     const { values, nulls } = part;
     const n = values.length;
     this.data = this.grown(this.data, this.count + n);
+    // Stryker disable next-line ConditionalExpression: true only grows a required column's levels, which it never reads
     if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
     if (!this.nullable || !nulls) {
       this.data.set(values, this.count);
       this.count += n;
+      // Stryker disable next-line ConditionalExpression: true only fills a required column's levels (empty: a no-op), which it never reads
       if (this.nullable) this.defined.fill(1, this.rows, this.rows + n);
       this.rows += n;
       return;
@@ -357,6 +370,7 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
     const { bytes, lengths } = part;
     const n = lengths.length;
     this.ends = grownI32(this.ends, this.count + n);
+    // Stryker disable next-line ConditionalExpression: true only grows a required column's levels, which it never reads
     if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
     // already in the PLAIN layout: one copy
     let at = this.text.pos;
@@ -366,9 +380,11 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
     for (let i = 0; i < n; i++) {
       const len = lengths[i]!;
       if (len < 0) {
+        // Stryker disable next-line ConditionalExpression: true only writes past the end of a required column's empty levels: a no-op
         if (this.nullable) this.defined[this.rows + i] = 0;
         continue;
       }
+      // Stryker disable next-line ConditionalExpression: true only writes past the end of a required column's empty levels: a no-op
       if (this.nullable) this.defined[this.rows + i] = 1;
       at += 4 + len;
       ends[count++] = at;
@@ -393,6 +409,7 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
     this.uses = grownI32(this.uses, this.entries.length);
     const n = codes.length;
     this.indexes = grownI32(this.indexes, this.count + n);
+    // Stryker disable next-line ConditionalExpression: true only grows a required column's levels, which it never reads
     if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
     const indexes = this.indexes;
     const uses = this.uses;
@@ -403,6 +420,7 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
         this.defined[this.rows + k] = 0;
         continue;
       }
+      // Stryker disable next-line ConditionalExpression: true only writes past the end of a required column's empty levels: a no-op
       if (this.nullable) this.defined[this.rows + k] = 1;
       const i = remap[code]!;
       indexes[count++] = i;
@@ -416,6 +434,7 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
     const encoded = values.map((v) => Buffer.from(v, 'utf8'));
     const n = codes.length;
     this.ends = grownI32(this.ends, this.count + n);
+    // Stryker disable next-line ConditionalExpression: true only grows a required column's levels, which it never reads
     if (this.nullable) this.defined = grownU8(this.defined, this.rows + n);
     for (let k = 0; k < n; k++) {
       const code = codes[k]!;
@@ -423,6 +442,7 @@ export class StringBuffer extends NullableBuffer implements ColumnBuffer {
         this.defined[this.rows + k] = 0;
         continue;
       }
+      // Stryker disable next-line ConditionalExpression: true only writes past the end of a required column's empty levels: a no-op
       if (this.nullable) this.defined[this.rows + k] = 1;
       this.ends[this.count++] = appendPrefixed(this.text, encoded[code]!);
     }
@@ -543,7 +563,9 @@ function minMaxInt32(values: Int32Array, count: number): MinMax {
   let max = min;
   for (let k = 1; k < count; k++) {
     const v = values[k]!;
+    // Stryker disable next-line EqualityOperator: a value equal to the minimum leaves it as it is
     if (v < min) min = v;
+    // Stryker disable next-line EqualityOperator: a value equal to the maximum leaves it as it is
     else if (v > max) max = v;
   }
   return { min_value: min, max_value: max };
