@@ -436,3 +436,45 @@ describe('RowGroupEncoder: delivering bytes, fragments and appended groups', () 
     assert.ok(encoder.encodeMs >= encoder.columnMs.reduce((a, b) => a + b, 0));
   });
 });
+
+describe('RowGroupEncoder: pages that hold only nulls', () => {
+  it('a value wider than the page closes a page of the nulls before it; a null after a full page closes one too', async () => {
+    const columns = [
+      define('amount', 'decimal(12,2)', { nullable: true }),
+      define('memo', 'string', { nullable: true }),
+      define('id', 'bigint', { nullable: true }),
+      define('booked', 'date', { pattern: 'yyyy-MM-dd', nullable: true }),
+      define('flag', 'boolean', { nullable: true }),
+    ];
+    const rows = [
+      ['', '', '', '', ''],
+      ['1.00', 'aaaaa1', '1', '2026-11-20', 'true'],
+      ['2.00', 'aaaaa2', '2', '2026-11-20', 'false'],
+      ['', '', '', '', ''],
+      ['4.00', 'aaaaa4', '4', '2026-11-20', 'true'],
+    ];
+    // 4-byte pages: rows [0,1) (nulls only), [1,2), [2,3), [3,4) (the null after a full page), [4,5)
+    const { file } = await write(columns, [rows], { pageSize: 4 });
+    const chunks = readParquetFooter(file).rowGroups[0]!.columns;
+    assert.deepEqual(pages(chunks[0]!), Array<string>(5).fill('DATA_PAGE:PLAIN:1'));
+    assert.deepEqual(pages(chunks[1]!), Array<string>(5).fill('DATA_PAGE:PLAIN:1'));
+    assert.deepEqual(pages(chunks[2]!), Array<string>(5).fill('DATA_PAGE:DELTA_BINARY_PACKED:1'));
+    assert.deepEqual(pages(chunks[3]!), ['DICTIONARY_PAGE:PLAIN:1', ...Array<string>(5).fill('DATA_PAGE:RLE_DICTIONARY:1')]);
+    assert.deepEqual(pages(chunks[4]!), ['DATA_PAGE:PLAIN:5']);
+    assert.deepEqual(await readRows(file), [
+      { amount: null, memo: null, id: null, booked: null, flag: null },
+      { amount: 1, memo: 'aaaaa1', id: 1n, booked: day('2026-11-20'), flag: true },
+      { amount: 2, memo: 'aaaaa2', id: 2n, booked: day('2026-11-20'), flag: false },
+      { amount: null, memo: null, id: null, booked: null, flag: null },
+      { amount: 4, memo: 'aaaaa4', id: 4n, booked: day('2026-11-20'), flag: true },
+    ]);
+  });
+
+  it('booleans bit-packed across bytes: 19 values, and pages of 8 and 3', async () => {
+    const values = Array.from({ length: 19 }, (_, i) => (i % 3 === 0 || i === 17 ? 'true' : 'false'));
+    const { file } = await write([define('flag', 'boolean')], [values.map((v) => [v])], { pageSize: 9 });
+    // 1 byte a value: a page closes before the 9th byte, so 8 rows a page
+    assert.deepEqual(pages(readParquetFooter(file).rowGroups[0]!.columns[0]!), ['DATA_PAGE:PLAIN:8', 'DATA_PAGE:PLAIN:8', 'DATA_PAGE:PLAIN:3']);
+    assert.deepEqual((await readRows(file)).map((r) => r.flag), values.map((v) => v === 'true'));
+  });
+});
