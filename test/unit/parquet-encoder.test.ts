@@ -401,6 +401,9 @@ describe('RowGroupEncoder: delivering bytes, fragments and appended groups', () 
     await file.appendRowGroup([bytes.subarray(firstLength, firstLength + 10), bytes.subarray(firstLength + 10)], structuredClone(second) as RowGroup);
     await file.finish();
     assert.equal(file.rowGroups, 3);
+    // three chunks of the first group, the fragment's three pieces as they came, the footer: no empty delivery between
+    assert.deepEqual(deliveries.slice(3, 6).map((d) => d.length), [firstLength, 10, bytes.length - firstLength - 10]);
+    assert.equal(deliveries.length, 7);
     const whole = Buffer.concat(deliveries);
     const footer = readParquetFooter(whole); // each chunk's pages where its offsets say
     assert.deepEqual(footer.rowGroups.map((g) => g.numRows), [2n, 2n, 1n]);
@@ -476,5 +479,25 @@ describe('RowGroupEncoder: pages that hold only nulls', () => {
     // 1 byte a value: a page closes before the 9th byte, so 8 rows a page
     assert.deepEqual(pages(readParquetFooter(file).rowGroups[0]!.columns[0]!), ['DATA_PAGE:PLAIN:8', 'DATA_PAGE:PLAIN:8', 'DATA_PAGE:PLAIN:3']);
     assert.deepEqual((await readRows(file)).map((r) => r.flag), values.map((v) => v === 'true'));
+  });
+});
+
+describe('RowGroupEncoder: page sizes and the footer', () => {
+  it('PLAIN dates weigh 4 bytes: pages of 2 rows at 12 bytes', async () => {
+    const rows = Array.from({ length: 10 }, (_, i) => [`2026-11-${String(i + 1).padStart(2, '0')}`]);
+    const { file } = await write([define('booked', 'date', { pattern: 'yyyy-MM-dd' })], [rows], { pageSize: 12 });
+    assert.deepEqual(pages(readParquetFooter(file).rowGroups[0]!.columns[0]!), Array<string>(5).fill('DATA_PAGE:PLAIN:2'));
+    assert.deepEqual((await readRows(file)).map((r) => r.booked), rows.map((r) => day(r[0]!)));
+  });
+
+  it('by default a page holds 1 MiB of values: 131,071 ids, then the rest', async () => {
+    const deliveries: Uint8Array[] = [];
+    const encoder = new RowGroupEncoder({ columns: [define('id', 'bigint')] }, (bytes) => void deliveries.push(bytes));
+    encoder.add({ rows: 140_000, columns: [{ kind: 'int64', values: BigInt64Array.from({ length: 140_000 }, (_, i) => BigInt(i)) }] });
+    await encoder.writeRowGroup();
+    await encoder.finish();
+    const footer = readParquetFooter(Buffer.concat(deliveries));
+    assert.deepEqual(pages(footer.rowGroups[0]!.columns[0]!), ['DATA_PAGE:DELTA_BINARY_PACKED:131071', 'DATA_PAGE:DELTA_BINARY_PACKED:8929']);
+    assert.match(footer.createdBy ?? '', /^paynet-reports-pipeline version \d+\.\d+\.\d+/);
   });
 });
