@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { parquetReadObjects } from 'hyparquet';
 import type { RowGroup } from 'hyparquet';
@@ -50,6 +51,7 @@ function sink(options: { fail?: Error; hold?: boolean } = {}) {
       options.hold = false;
       waiting.splice(0).forEach((resolve) => resolve());
     },
+
   };
   return counting;
 }
@@ -137,6 +139,7 @@ describe('startEncoder: the worker thread', () => {
     const out = sink({ hold: true });
     const encoder = startEncoder({ columns }, out, 'worker');
     encoder.add(batch([[1, 'EUR', 100]]), true);
+    await encoder.ready(); // one group in flight: no wait, though the sink holds its bytes
     encoder.add(batch([[2, 'EUR', 200]]), true);
     let ready = false;
     const waiting = encoder.ready().then(() => (ready = true));
@@ -147,8 +150,21 @@ describe('startEncoder: the worker thread', () => {
     await waiting;
     const wrong = batch([[3, 'EUR', 100]]);
     encoder.add({ rows: 1, columns: [wrong.columns[1]!, wrong.columns[0]!, wrong.columns[2]!] }, true);
-    await assert.rejects(encoder.finish(), { message: 'Parquet encoding failed: batch columns out of order' });
+    await assert.rejects(encoder.finish(), (e: Error) => {
+      assert.equal(e.message, 'Parquet encoding failed: batch columns out of order');
+      assert.match(e.stack ?? '', /column-buffers/, "the worker's stack, where it failed");
+      return true;
+    });
     await encoder.abort();
+  });
+
+  it('by default, the worker where there are two cores or more', async () => {
+    const out = sink();
+    const encoder = startEncoder({ columns }, out);
+    assert.equal(encoder.mode, availableParallelism() >= 2 ? 'worker' : 'inline');
+    encoder.add(batch([[1, 'EUR', 100]]), true);
+    await encoder.finish();
+    assert.deepEqual(await rowsOf(out.chunks), [{ id: 1n, currency: 'EUR', amount: 1 }]);
   });
 
   it("a sink's failure rejects ready(); abort() stops the worker", async () => {
