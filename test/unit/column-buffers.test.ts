@@ -109,7 +109,7 @@ describe('Int32Buffer and BoolBuffer', () => {
     const b = new Int32Buffer(false);
     b.append(int32(Array.from({ length: 9000 }, (_, i) => i)));
     b.append(int32(Array.from({ length: 9000 }, (_, i) => -i), Array<number>(9000).fill(0)));
-    const plan = shown(b.plan());
+    const plan = shown(b.plan()) as { values: unknown[]; count: number; defined: number[] | null };
     assert.deepEqual([plan.count, plan.values[8999], plan.values[9001], plan.values.at(-1), plan.defined], [18_000, 8999, -1, -8999, null]);
   });
 
@@ -117,7 +117,7 @@ describe('Int32Buffer and BoolBuffer', () => {
     const b = new BoolBuffer(true);
     b.append(bool([1, 0, 1, 1], [0, 0, 1, 0]));
     b.append(bool(Array<number>(10_000).fill(1)));
-    const plan = shown(b.plan());
+    const plan = shown(b.plan()) as { values: unknown[]; count: number; defined: number[] | null };
     assert.deepEqual([plan.count, plan.values.slice(0, 4), plan.defined!.slice(0, 5), plan.defined!.length], [10_003, [1, 0, 1, 1], [1, 1, 0, 1, 1], 10_004]);
     assert.throws(() => b.append(int32([1])), { message: 'batch columns out of order' });
     assert.throws(() => new Int32Buffer(false).append(bool([1])), { message: 'batch columns out of order' });
