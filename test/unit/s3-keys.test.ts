@@ -38,8 +38,15 @@ describe('S3 layout keys', () => {
     assert.equal(tableKey('card_payments', sixHours), 'tables/card_payments/dt=2026-03-01/2026-03-01T18-00-00.parquet');
   });
 
-  it('gives the same keys for a window and its bare start (re-runs overwrite)', () => {
-    assert.deepEqual(keysFor('transactions', day, 'CSV'), keysFor('transactions', { start: { ...day.start } }, 'CSV'));
+  it('gives every key of a window, the same for the window and its bare start (re-runs overwrite)', () => {
+    const keys = {
+      raw: 'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.pdf',
+      table: 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet',
+      rejected: 'rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv',
+      manifest: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json',
+    };
+    assert.deepEqual(keysFor('transactions', day, 'pdf'), keys);
+    assert.deepEqual(keysFor('transactions', { start: { ...day.start } }, 'PDF'), keys);
   });
 
   it('names the Glue table location', () => {
@@ -61,6 +68,11 @@ describe('S3 layout keys', () => {
     for (const id of ['Transactions', 'a/b', '', 'x-y', '1abc']) {
       assert.throws(() => rawKey(id, day, 'CSV'), ConfigurationError, id);
     }
+    assert.throws(() => tablePrefix('card-payments'), {
+      name: 'ConfigurationError',
+      message: 'report id "card-payments" must be lower snake_case (a-z, 0-9, _): it is part of S3 keys.',
+    });
+    assert.throws(() => partitionStart('raw', 'Raw', '2026-11-20'), /report id "Raw" must be lower snake_case/);
   });
 });
 
@@ -91,6 +103,7 @@ describe('parseRawKey', () => {
       'raw/transactions/dt=2026-11-20/2026-11-20T24-00-00.csv', // no such hour
       'raw/Transactions/dt=2026-11-20/2026-11-20T00-00-00.csv', // report id case
       'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv.bak',
+      'raw/copy/raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv', // a layout key below another folder
       'raw/',
     ];
     for (const key of bad) {
@@ -100,6 +113,19 @@ describe('parseRawKey', () => {
         key,
       );
     }
+  });
+
+  it('says why a raw/ key is off the layout, what the layout is, and what to do', () => {
+    const layout = 'Expected raw/<report>/dt=YYYY-MM-DD/YYYY-MM-DDTHH-mm-ss.<csv|pdf>, as the fetch function writes it; move the object elsewhere or delete it.';
+    assert.throws(() => parseRawKey('raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.txt'), {
+      message: `S3 key "raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.txt" is under raw/ but does not follow the layout. ${layout}`,
+    });
+    assert.throws(() => parseRawKey('raw/transactions/dt=2026-02-30/2026-02-30T00-00-00.csv'), {
+      message: `S3 key "raw/transactions/dt=2026-02-30/2026-02-30T00-00-00.csv" is under raw/ but names no real date-time ("2026-02-30T00-00-00"). ${layout}`,
+    });
+    assert.throws(() => parseRawKey('raw/transactions/dt=2026-11-21/2026-11-20T23-00-00.csv'), {
+      message: `S3 key "raw/transactions/dt=2026-11-21/2026-11-20T23-00-00.csv" is under raw/ but has partition dt=2026-11-21 but a window starting on 2026-11-20. ${layout}`,
+    });
   });
 
   const localDateTime = fc
@@ -170,6 +196,7 @@ describe('parseCuratedKey', () => {
       'manifests/transactions/dt=2026-02-30/2026-02-30T00-00-00.json',
       'manifests/transactions/2026-11-20T00-00-00.json',
       'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json.bak',
+      'oldmanifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json', // an area name must be a whole path segment
       '',
     ]) {
       assert.equal(parseCuratedKey(key), null, key);
@@ -183,13 +210,13 @@ describe('S3 event key encoding', () => {
       decodeS3EventKey('raw/transactions/dt%3D2026-11-20/2026-11-20T00-00-00.csv'),
       'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv',
     );
-    assert.equal(decodeS3EventKey('manual/red+flower.jpg'), 'manual/red flower.jpg');
+    assert.equal(decodeS3EventKey('manual/red+flower+pot.jpg'), 'manual/red flower pot.jpg');
     assert.equal(decodeS3EventKey('a%2Bb'), 'a+b');
     assert.equal(decodeS3EventKey('caf%C3%A9'), 'café');
   });
 
   it('encodes like AWS: slashes kept, spaces as "+", "=" and "+" escaped', () => {
-    assert.equal(encodeS3EventKey('raw/x/dt=2026-11-20/a b+c.csv'), 'raw/x/dt%3D2026-11-20/a+b%2Bc.csv');
+    assert.equal(encodeS3EventKey('raw/x/dt=2026-11-20/a b+c d.csv'), 'raw/x/dt%3D2026-11-20/a+b%2Bc+d.csv');
   });
 
   it('round-trips any key', () => {
@@ -201,6 +228,9 @@ describe('S3 event key encoding', () => {
   });
 
   it('rejects malformed escapes with a URIError naming the key', () => {
-    assert.throws(() => decodeS3EventKey('raw/%E0%A4%A'), (e: unknown) => e instanceof URIError && e.message.includes('raw/%E0%A4%A'));
+    assert.throws(
+      () => decodeS3EventKey('raw/%E0%A4%A'),
+      (e: unknown) => e instanceof URIError && e.message === 'S3 event key "raw/%E0%A4%A" is not valid URL encoding' && e.cause instanceof URIError,
+    );
   });
 });
