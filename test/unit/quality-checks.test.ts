@@ -270,6 +270,62 @@ describe('the row tally', () => {
     assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: true } })), undefined, 'nothing declared: no tally, no per-row work');
   });
 
+  it('a single text key is compared as text; a composite key keeps its parts apart, as state() hands them on', () => {
+    const { tally, add } = tallied(variant({ keys: ['merchant_oid'] }));
+    for (const oid of ['A-1', 'A-2', 'A-1', '1', '01', 'A-1']) add([...row('7', '1.000').slice(0, 2), oid, ...row('7', '1.000').slice(3)]);
+    assert.deepEqual(tally.result(), { duplicateKeys: 2 });
+    assert.deepEqual(tally.state(), { ints: new Float64Array(0), texts: ['A-1', 'A-2', '1', '01'], duplicates: 2, small: 0, big: '0' });
+    const pair = tallied(variant({ keys: ['transaction_id', 'currency'] }));
+    // Side by side, ("1", "2RUB") and ("12", "RUB") would be the same key.
+    pair.add([...row('1', '1.000').slice(0, 5), '2RUB', ...row('1', '1.000').slice(6)]);
+    pair.add([...row('12', '1.000').slice(0, 5), 'RUB', ...row('1', '1.000').slice(6)]);
+    assert.deepEqual(pair.tally.state().texts, ['1\u00002RUB', '12\u0000RUB']);
+    assert.deepEqual(pair.tally.result(), { duplicateKeys: 0 });
+  });
+
+  it('a tally with only a sum column keeps no keys and reports no key count', () => {
+    const { tally, add } = tallied(variant({ keys: undefined, volume: { sumColumn: 'amount' } }));
+    add(row('1', '2.500'));
+    add(row('1', '2.500'));
+    assert.deepEqual(tally.state(), { ints: new Float64Array(0), texts: [], duplicates: 0, small: 5000, big: '0' });
+    assert.deepEqual(tally.result(), { sum: '5.000' });
+  });
+
+  it('a later part of a split file: its state merged in counts its keys again against the first part, and adds its sum', () => {
+    const report = variant({ volume: { sumColumn: 'amount' } });
+    const first = tallied(report);
+    for (const [id, amount] of [['1', '1.500'], ['2', '2.000'], ['3', '-0.250'], ['9007199254740993', '10.000']]) first.add(row(id!, amount!));
+    const second = tallied(report);
+    for (const [id, amount] of [['3', '999999999999999.999'], ['4', '0.001'], ['4', '3.000'], ['9007199254740993', '5.000']]) second.add(row(id!, amount!));
+    const state = second.tally.state();
+    assert.deepEqual(state, { ints: new Float64Array([3, 4]), texts: ['9007199254740993'], duplicates: 1, small: 8001, big: '999999999999999999' });
+    first.tally.merge(state);
+    // 1 repeat inside the second part, then 3 and 9007199254740993 seen in the first; 13250 + 8001 + 999999999999999999 thousandths.
+    assert.deepEqual(first.tally.result(), { duplicateKeys: 3, sum: '1000000000000021.250' });
+  });
+
+  it('sums a bigint column beyond 10^18 as int64, and a decimal(17,2) that is the first column, past 2^53', () => {
+    const ids = tallied(variant({ keys: undefined, volume: { sumColumn: 'transaction_id' } }));
+    for (const id of ['9223372036854775807', '-9223372036854775808', '5']) ids.add(row(id, '1.000'));
+    assert.deepEqual(ids.tally.result(), { sum: '4' });
+    const { columns, ...rest } = base;
+    const written = columns.map(({ kind: _k, precision: _p, scale: _s, ...c }) => (c.name === 'amount' ? { ...c, type: 'decimal(17,2)' } : c));
+    const amountFirst = parseReportDefinition({ ...rest, keys: undefined, volume: { sumColumn: 'amount' }, columns: [written[4]!, ...written.slice(0, 4), ...written.slice(5)] }, 'amount-first.json');
+    const { tally, add } = tallied(amountFirst);
+    const record = (amount: string) => { const r = row('1', amount); return [r[4]!, ...r.slice(0, 4), ...r.slice(5)]; };
+    add(record('999999999999999.99'));
+    add(record('-0.91'));
+    add(record('12.34'));
+    assert.deepEqual(tally.result(), { sum: '1000000000000011.42' });
+  });
+
+  it('no tally without keys or an enabled volume check with a sum column', () => {
+    assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: false, sumColumn: 'amount' } })), undefined);
+    assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: true } })), undefined);
+    assert.ok(RowTally.for(variant({ keys: undefined, volume: { enabled: true, sumColumn: 'amount' } })));
+    assert.ok(RowTally.for(variant({ keys: ['transaction_id'], volume: { enabled: false } })));
+  });
+
   it('formats scaled integers and keeps a set of safe integers through growth', () => {
     assert.deepEqual([formatScaled(-12500n, 3), formatScaled(5n, 3), formatScaled(0n, 0), formatScaled(-7n, 2)], ['-12.500', '0.005', '0', '-0.07']);
     const set = new SafeIntegerSet();
