@@ -2,7 +2,8 @@ import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
-import { findingsOf, qualityChecks, slotName, type HistoryLoad } from '../../functions/core/quality/checks.js';
+import { readFileSync } from 'node:fs';
+import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks, slotName, type HistoryLoad } from '../../functions/core/quality/checks.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { RowBatchBuilder } from '../../functions/core/parquet/row-group-buffer.js';
 import { formatScaled, RowTally, SafeIntegerSet } from '../../functions/core/quality/row-tally.js';
@@ -16,7 +17,7 @@ import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from
 
 const base = loadCatalog().get('transactions');
 /** The fixture report with other check settings, validated as a file would be. */
-function variant(edit: Partial<Record<'keys' | 'volume' | 'window', unknown>>, nullable: string[] = []): ReportDefinition {
+function variant(edit: Partial<Record<'keys' | 'volume' | 'window' | 'schedule', unknown>>, nullable: string[] = []): ReportDefinition {
   const { columns, ...rest } = base;
   const written = columns.map(({ kind: _k, precision: _p, scale: _s, ...c }) => (nullable.includes(c.name) ? { ...c, nullable: true } : c));
   return parseReportDefinition({ ...rest, columns: written, ...edit }, 'variant.json');
@@ -161,6 +162,35 @@ describe('the data checks at their edges', () => {
     const check = rows(3900, [4000, 4200, 3800, 4100], tuesdays);
     assert.equal(check.message, 'volume ok: 3,900 rows, within 2,025-8,100 from the last 4 Mondays');
     assert.deepEqual(check.history!.map((h) => h.window), ['2026-11-16T00:00:00', '2026-11-09T00:00:00', '2026-11-02T00:00:00', '2026-10-26T00:00:00']);
+  });
+
+  it('a day the clocks shorten is judged against history scaled to its 23 hours; an hour they skip is not judged', () => {
+    const berlin = variant({ schedule: { cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Berlin' } });
+    const sunday = day('2026-03-29', berlin);
+    const short = qualityChecks({ report: berlin, window: sunday, rowsWritten: 1149, history: historyOf(berlin, sunday, [2400, 2400, 2400, 2400]) })[0]!;
+    // 2,400 rows in 24 hours is 2,300 in 23: band 1,150-4,600; the history keeps what each week loaded.
+    assert.equal(short.message, 'volume low: 1,149 rows, expected 1,150-4,600 from the last 4 Sundays');
+    assert.deepEqual([short.expected, short.history![0]], [{ low: 1150, high: 4600, median: 2300 }, { window: '2026-03-22T00:00:00', value: 2400 }]);
+    const hourly = variant({ window: 'PT1H', schedule: { cron: 'cron(5 * * * ? *)', timeZone: 'Europe/Berlin' } });
+    const skipped = windowAt(parseLocalDateTime('2026-03-29T02:00'), parseWindowSize('PT1H'));
+    const [check] = qualityChecks({ report: hourly, window: skipped, rowsWritten: 0, history: historyOf(hourly, skipped, [100, 100, 100, 100]) });
+    assert.deepEqual([check!.outcome, check!.message], ['skipped', 'volume not judged: the window does not happen in Europe/Berlin (the clocks skip it)']);
+  });
+
+  it('a sum of 0 is low like any other sum, never "header only", which is said of rows', () => {
+    const withSum = variant({ volume: { sumColumn: 'amount' } });
+    const checks = qualityChecks({ report: withSum, window: monday, rowsWritten: 0, tally: { sum: '0.000' }, history: historyOf(withSum, monday, [4000, 4000, 4000, 4000], ['1000', '1000', '1000', '1000.0004']) });
+    assert.deepEqual(findingsOf(checks), [
+      'header only: 0 rows, expected 2,000-8,000 from the last 4 Mondays',
+      'sum of amount low: 0.000, expected 500.000-2,000.000 from the last 4 Mondays',
+    ]);
+    // A recorded sum with more decimals than the column's scale is read at that scale.
+    assert.deepEqual(checks[1]!.history!.map((h) => h.value), ['1000.000', '1000.000', '1000.000', '1000.000']);
+  });
+
+  it('the finding\'s log line is the one docs/operations.md tells operators to look for', () => {
+    const operations = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    assert.ok(operations.includes(`the parse log line \`${FINDING_LOG_MESSAGE}\` (fields \`report\`, \`window\`, \`finding\`)`));
   });
 
   it('a sum column of scale 0 (a bigint) shows whole numbers, no point', () => {

@@ -14,12 +14,10 @@ import { formatLocalDateTime, parseWindowSize, windowRealHours, type ReportWindo
  */
 
 /** Every check, once: the manifest, the metric, the messages and the docs follow this list. */
-export const QUALITY_CHECKS = ['volume-rows', 'volume-sum', 'duplicate-keys'] as const;
-export type QualityCheckName = (typeof QUALITY_CHECKS)[number];
+export type QualityCheckName = 'volume-rows' | 'volume-sum' | 'duplicate-keys';
 
 /** pass: within the band; anomaly: a finding; skipped: not judged, and `message` says why. */
-export const CHECK_OUTCOMES = ['pass', 'anomaly', 'skipped'] as const;
-export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+export type CheckOutcome = 'pass' | 'anomaly' | 'skipped';
 
 export interface QualityCheck {
   check: QualityCheckName;
@@ -63,20 +61,18 @@ export function slotName(window: ReportWindow, report: Pick<ReportDefinition, 'w
   return parseWindowSize(report.window).unit === 'hour' ? `${weekday} ${pad(window.start.hour)}:00` : weekday;
 }
 
-const showCount = (n: number) => n.toLocaleString('en-US');
+/** Digits with thousands separators, whatever the machine's locale: "1234567" -> "1,234,567"; a sign before them stays. */
+const grouped = (digits: string) => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
-/** A decimal string with thousands separators: "1234567.500" -> "1,234,567.500". */
-function showDecimal(text: string): string {
-  const [int = '', frac] = text.split('.');
-  const sign = int.startsWith('-') ? '-' : '';
-  const digits = sign ? int.slice(1) : int;
-  return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${frac === undefined ? '' : `.${frac}`}`;
-}
+const showCount = (n: number) => grouped(String(n));
+
+/** A decimal string with separators in its integer part, the first run of digits: "-1234567.500" -> "-1,234,567.500". */
+const showDecimal = (text: string) => text.replace(/\d+/, grouped);
 
 /** A decimal string as an integer count of its last digit at `scale` ("12.5" at scale 3: 12500). */
 function scaledNumber(text: string, scale: number): number {
   const negative = text.startsWith('-');
-  const [int = '0', frac = ''] = (negative ? text.slice(1) : text).split('.');
+  const [int, frac = ''] = (negative ? text.slice(1) : text).split('.');
   const value = Number(`${int}${frac.padEnd(scale, '0').slice(0, scale)}`);
   return negative ? -value : value;
 }
@@ -137,7 +133,8 @@ function sumMeasure(input: QualityInput): Measure | undefined {
   const column = input.report.volume.sumColumn;
   const total = input.tally?.sum;
   if (column === undefined || total === undefined) return undefined;
-  const scale = input.report.columns.find((c) => c.name === column)?.scale ?? 0;
+  // The definition's validation holds sumColumn to one of its decimal or bigint columns; a bigint has no scale.
+  const scale = input.report.columns.find((c) => c.name === column)!.scale ?? 0;
   const text = (units: number) => formatScaled(BigInt(Math.round(units)), scale);
   return {
     check: 'volume-sum',
