@@ -343,6 +343,29 @@ describe('Athena names', () => {
     );
   });
 
+  it('transliterate every Russian and Ukrainian letter, capitals too, as the table says (a changed letter renames a column)', () => {
+    const russian = 'абвгдеёжзийклмнопрстуфхцчшщъыьэюя';
+    const latin = 'a b v g d e e zh z i y k l m n o p r s t u f kh ts ch sh shch  y  e yu ya'.split(' ');
+    assert.equal([...russian].length, latin.length);
+    [...russian].forEach((letter, i) => assert.equal(snakeCase(`x${letter}x`), `x${latin[i]}x`, letter));
+    assert.equal(snakeCase(russian.toUpperCase()), 'abvgdeezhziyklmnoprstufkhtschshshchyeyuya');
+    assert.equal(snakeCase('ІЇЄҐ іїєґ'), 'iyiyeg_iyiyeg');
+    assert.equal(snakeCase('HTTPStatus 404'), 'http_status_404');
+  });
+
+  it('say why a name is not the header in snake_case', () => {
+    assert.deepEqual(athenaColumnNames(['Amount', '%', '2nd fee', 'DT', 'amount', 'a_2', 'A', 'a']), [
+      { name: 'amount' },
+      { name: 'column_2', note: 'no letters or digits in the header: named "column_2" after its position' },
+      { name: 'c_2nd_fee', note: 'the header starts with a digit, which Athena names may not: named "c_2nd_fee"' },
+      { name: 'c_dt', note: '"dt" is a partition column: named "c_dt"' },
+      { name: 'amount_2', note: '"amount" is already taken by an earlier column: named "amount_2"' },
+      { name: 'a_2' },
+      { name: 'a' },
+      { name: 'a_3', note: '"a" is already taken by an earlier column: named "a_3"' },
+    ]);
+  });
+
   it('are always valid and distinct for any headers', () => {
     fc.assert(
       fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 12 }), { maxLength: 12 }), (headers) => {
