@@ -6,7 +6,7 @@ import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { classifyChange, parquetTypeFor } from '../../functions/core/definitions/change.js';
 import { definitionRecord, fingerprintOf, type RecordedColumn } from '../../functions/core/definitions/fingerprint.js';
 import { parseReportDefinition, type ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
-import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, type RecordedWindow } from '../../functions/core/lake/stale-windows.js';
+import { commandTime, reparseCommand, staleNotice, staleReport, staleStatus, windowList, type RecordedWindow, type StaleReport } from '../../functions/core/lake/stale-windows.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
 
@@ -192,6 +192,64 @@ describe('stale windows and the command that rebuilds them', () => {
     assert.equal(lines[3], '  Rebuild them from the raw files already stored (no gateway request): npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-23 --lake ./my-lake');
     assert.match(lines[4]!, /^Note: 1 partition of "transactions" \(2026-11-19\) was written under an earlier definition \(\w+\): column order_description was added: .*nothing to do\.$/);
     assert.match(lines[5]!, /^Note: 1 partition of "transactions" \(2026-11-18\) was loaded before manifests recorded the definition, .*--from 2026-11-18 --to 2026-11-19 --lake \.\/my-lake$/);
+  });
+
+  it('names the windows whose latest load failed, once per code, and what SchemaDrift means for a reparse', () => {
+    const report = staleReport('transactions', current, [
+      day('2026-11-20', old, 'SchemaDrift'),
+      day('2026-11-21', old),
+      day('2026-11-22', old, 'TooManyRejectedRows'),
+      day('2026-11-23', old, 'SchemaDrift'),
+    ]);
+    assert.equal(
+      staleNotice(report)[3],
+      "    3 windows of them (2026-11-20, 2026-11-22, 2026-11-23) failed their latest load (SchemaDrift, TooManyRejectedRows): the table file there is the older load's; " +
+        'a raw file whose header no longer matches the definition cannot be reparsed (re-fetch it with backfill)',
+    );
+    const one = staleNotice(staleReport('transactions', current, [day('2026-11-21', old), day('2026-11-22', old, 'TooManyRejectedRows')]));
+    assert.equal(one[3], "    1 window of them (2026-11-22) failed its latest load (TooManyRejectedRows): the table file there is the older load's");
+  });
+
+  it('one stale window, and groups with no changes or a changed fingerprint only: singular words, "the same columns"', () => {
+    const report: StaleReport = {
+      reportId: 'transactions',
+      fingerprint: 'cccccccccccc',
+      withTable: 3,
+      groups: [
+        { fingerprint: 'aaaaaaaaaaaa', change: { verdict: 'stale', changes: [{ change: 'removed', column: 'fee', type: 'bigint', verdict: 'stale', effect: 'column fee was removed' }] }, windows: [day('2026-11-20')] },
+        { fingerprint: 'bbbbbbbbbbbb', change: { verdict: 'same', changes: [] }, windows: [day('2026-11-21'), day('2026-11-22')] },
+      ],
+      unrecorded: [day('2026-11-23')],
+      toReparse: [day('2026-11-20')],
+    };
+    assert.deepEqual(staleNotice(report), [
+      'Stale: 1 partition of "transactions" was written under another definition than the current one (fingerprint cccccccccccc):',
+      '  1 window (2026-11-20) under aaaaaaaaaaaa:',
+      '    - column fee was removed',
+      '  Rebuild them from the raw files already stored (no gateway request): npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-21',
+      'Note: 2 partitions of "transactions" (2026-11-21, 2026-11-22) were written under an earlier definition (bbbbbbbbbbbb): the same columns.',
+      'Note: 1 partition of "transactions" (2026-11-23) was loaded before manifests recorded the definition, so whether they match the current one is not known. ' +
+        'If the columns changed since, rebuild them: npm run reports -- reparse --report transactions --from 2026-11-23 --to 2026-11-24',
+    ]);
+    const fine = { ...report, groups: [report.groups[1]!], toReparse: [] };
+    assert.deepEqual(staleStatus(fine, [day('2026-11-21', old)], [], 4, 4), {
+      verdict: 'OK',
+      detail: "4 windows checked: 0 with a table file written under this checkout's definition (cccccccccccc); 2 windows under an earlier definition (the same columns); 1 window loaded before manifests recorded the definition (not compared)",
+    });
+  });
+
+  it('lists up to six windows by name, more as the first and the last', () => {
+    const days = ['01', '02', '03', '04', '05', '06', '07'].map((d) => day(`2026-11-${d}`));
+    assert.equal(windowList(days.slice(0, 6)), '2026-11-01, 2026-11-02, 2026-11-03, 2026-11-04, 2026-11-05, 2026-11-06');
+    assert.equal(windowList(days), '2026-11-01 .. 2026-11-07');
+    assert.equal(windowList(days.slice(0, 3), 2), '2026-11-01 .. 2026-11-03');
+    assert.equal(windowList([{ start: '2026-11-01T06:00:00', end: '2026-11-01T12:00:00' }]), '2026-11-01T06:00');
+  });
+
+  it('status of a local lake: rebuild, never "deploy first", even when the newest load is another definition\'s', () => {
+    const undeployed = [day('2026-11-20', old), day('2026-11-21', old)];
+    const local = staleStatus(staleReport('transactions', current, undeployed), undeployed, ['--lake x'], 2, 2, { local: true });
+    assert.match(local.detail, /\. To fix, rebuild them from their raw files: npm run reports -- reparse --report transactions --from 2026-11-20 --to 2026-11-22 --lake x$/);
   });
 
   it('says nothing when every table file is the current definition\'s', () => {

@@ -131,6 +131,9 @@ export function reparseAdvice(reportId: string, windows: readonly RecordedWindow
   return `${reparseCommand(reportId, sorted, flags)} (the reparse skips the windows without a raw file: ${lacking})`;
 }
 
+/** What a group's changes do, or that its columns are the same under another fingerprint. */
+const effectsOf = (g: StaleGroup) => g.change.changes.map((c) => c.effect).join('; ') || 'the same columns';
+
 const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 const were = (n: number) => (n === 1 ? 'was' : 'were');
 
@@ -160,8 +163,7 @@ export function staleNotice(report: StaleReport, flags: readonly string[] = [], 
     lines.push(`  Rebuild them from the raw files already stored (no gateway request): ${reparseAdvice(report.reportId, report.toReparse, flags, raw)}`);
   }
   for (const g of report.groups.filter((x) => x.change.verdict === 'compatible' || x.change.verdict === 'same')) {
-    const what = g.change.changes.map((c) => c.effect).join('; ') || 'the same columns';
-    lines.push(`Note: ${count(g.windows.length, 'partition')} of ${name} (${windowList(g.windows)}) ${were(g.windows.length)} written under an earlier definition (${g.fingerprint}): ${what}.`);
+    lines.push(`Note: ${count(g.windows.length, 'partition')} of ${name} (${windowList(g.windows)}) ${were(g.windows.length)} written under an earlier definition (${g.fingerprint}): ${effectsOf(g)}.`);
   }
   if (report.unrecorded.length) {
     lines.push(
@@ -203,7 +205,7 @@ export function staleStatus(
     };
   }
   const notes = [
-    ...report.groups.map((g) => `${count(g.windows.length, 'window')} under an earlier definition (${g.change.changes.map((c) => c.effect).join('; ')})`),
+    ...report.groups.map((g) => `${count(g.windows.length, 'window')} under an earlier definition (${effectsOf(g)})`),
     ...(report.unrecorded.length ? [`${count(report.unrecorded.length, 'window')} loaded before manifests recorded the definition (not compared)`] : []),
   ];
   return {
