@@ -160,6 +160,9 @@ describe('parse-report handler', () => {
     assert.equal(m.table, undefined);
     assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-19/'), []);
     assert.deepEqual(await curatedKeys('rejected/transactions/dt=2026-11-19/'), []);
+    // The dashboard's newest-load table counts this line as a completed load (lib/constructs/dashboard.ts).
+    const kept = run.lines.find((l) => l.message === 'PDF report kept in the raw bucket; it is not parsed');
+    assert.equal(kept?.manifestKey, 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json');
 
     const bad = run.lines.find((l) => l.level === 'ERROR' && l.messageId === '0a6e3f0c-1d2b-4b8e-8f2a-6c1e9d7b5a02');
     assert.match(String((bad?.error as { message?: string } | undefined)?.message), /is not an S3 event notification \(problem with: Records\.0\.s3\.bucket\.name, Records\.0\.s3\.object\)/);
