@@ -67,6 +67,7 @@ describe('the data checks of a window', () => {
     const unread = qualityChecks({ report: base, window: monday, rowsWritten: 1, history: [], historyProblem: 'AccessDenied: Access Denied' });
     assert.equal(unread[0]!.message, 'volume not judged: the history could not be read (AccessDenied: Access Denied)');
     assert.deepEqual(findingsOf([...few, ...skipped, ...unread]), []);
+    assert.deepEqual(findingsOf(undefined), [], 'a manifest without checks (a failed load, or one written before them) has no findings');
   });
 
   it('a sub-daily window names the hour of the week it is compared with', () => {

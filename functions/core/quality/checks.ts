@@ -71,10 +71,9 @@ const showDecimal = (text: string) => text.replace(/\d+/, grouped);
 
 /** A decimal string as an integer count of its last digit at `scale` ("12.5" at scale 3: 12500). */
 function scaledNumber(text: string, scale: number): number {
-  const negative = text.startsWith('-');
-  const [int, frac = ''] = (negative ? text.slice(1) : text).split('.');
-  const value = Number(`${int}${frac.padEnd(scale, '0').slice(0, scale)}`);
-  return negative ? -value : value;
+  // A sign stays in front of the integer part: "-12.5" at scale 3 reads "-12500".
+  const [int, frac = ''] = text.split('.');
+  return Number(`${int}${frac.padEnd(scale, '0').slice(0, scale)}`);
 }
 
 /** How each value is read, shown and rounded: row counts are whole numbers, sums decimals of the column's scale. */
@@ -202,4 +201,5 @@ function volumeCheck(input: QualityInput, m: Measure): QualityCheck {
 export const FINDING_LOG_MESSAGE = 'Data quality finding';
 
 /** The findings of a load's checks: the messages of those that found something. */
-export const findingsOf = (checks: readonly QualityCheck[] | undefined): string[] => (checks ?? []).filter((c) => c.outcome === 'anomaly').map((c) => c.message);
+export const findingsOf = (checks: readonly QualityCheck[] | undefined): string[] =>
+  checks === undefined ? [] : checks.filter((c) => c.outcome === 'anomaly').map((c) => c.message);
