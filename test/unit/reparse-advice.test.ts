@@ -34,6 +34,31 @@ describe('the advised reparse', () => {
     );
   });
 
+  const lacking = (n: number, of: number, from: string, to: string) =>
+    `${n} of the ${of} windows from 2026-10-${from} to 2026-10-${to} have no raw file, never fetched: nothing to rebuild there, load them with npm start or backfill`;
+
+  it('three stretches are still three commands, each ending with the last stale window of its stretch', () => {
+    assert.equal(
+      reparseAdvice('transactions', [day('05'), day('03'), day('01')], [], raw('01', '03', '05')),
+      'npm run reports -- reparse --report transactions --from 2026-10-01 --to 2026-10-02 and ' +
+        'npm run reports -- reparse --report transactions --from 2026-10-03 --to 2026-10-04 and ' +
+        `npm run reports -- reparse --report transactions --from 2026-10-05 --to 2026-10-06 (${lacking(2, 5, '01', '06')})`,
+    );
+    // 03 has a raw file but is not stale: the first stretch stops at 02, the last stale window in it.
+    assert.equal(
+      reparseAdvice('transactions', [day('02'), day('05')], [], raw('01', '02', '03', '05')),
+      'npm run reports -- reparse --report transactions --from 2026-10-02 --to 2026-10-03 and ' +
+        `npm run reports -- reparse --report transactions --from 2026-10-05 --to 2026-10-06 (${lacking(1, 4, '02', '06')})`,
+    );
+  });
+
+  it('when no stale window has a raw file, the one command over the range, saying the reparse skips them', () => {
+    assert.equal(
+      reparseAdvice('transactions', [day('02')], ['--lake x'], raw('01', '03')),
+      `npm run reports -- reparse --report transactions --from 2026-10-02 --to 2026-10-03 --lake x (the reparse skips the windows without a raw file: ${lacking(1, 1, '02', '03')})`,
+    );
+  });
+
   it('without raw-file knowledge (a deployment), the one command over the range, as before', () => {
     assert.equal(reparseAdvice('transactions', [day('01'), day('05')]), 'npm run reports -- reparse --report transactions --from 2026-10-01 --to 2026-10-06');
   });
