@@ -238,6 +238,15 @@ describe('stale windows and the command that rebuilds them', () => {
     });
   });
 
+  it('windows a retype made unreadable need a reparse like stale ones', () => {
+    const unreadable = definitionRecord(columnsOf((c) => void (column(c, 'amount').type = 'decimal(18,4)')));
+    const windows = [day('2026-11-21', unreadable), day('2026-11-20', unreadable), day('2026-11-22', now)];
+    const report = staleReport('transactions', current, windows);
+    assert.deepEqual([report.groups.map((g) => g.change.verdict), report.toReparse.map((w) => w.start)], [['unreadable'], ['2026-11-20T00:00:00', '2026-11-21T00:00:00']]);
+    assert.match(staleNotice(report)[0]!, /^Stale: 2 partitions of "transactions" were written under another definition/);
+    assert.equal(staleStatus(report, windows, [], 3, 3).verdict, 'TODO');
+  });
+
   it('lists up to six windows by name, more as the first and the last', () => {
     const days = ['01', '02', '03', '04', '05', '06', '07'].map((d) => day(`2026-11-${d}`));
     assert.equal(windowList(days.slice(0, 6)), '2026-11-01, 2026-11-02, 2026-11-03, 2026-11-04, 2026-11-05, 2026-11-06');
@@ -263,6 +272,8 @@ describe('stale windows and the command that rebuilds them', () => {
     ];
     assert.equal(reparseCommand('hourly', hours), 'npm run reports -- reparse --report hourly --from 2026-11-20T06:00 --to 2026-11-21');
     assert.equal(commandTime('2026-11-20T06:30:15'), '2026-11-20T06:30:15');
+    assert.equal(commandTime('2026-11-20T06:00:15'), '2026-11-20T06:00:15');
+    assert.equal(commandTime('2026-11-20T00:00:30'), '2026-11-20T00:00:30');
   });
 
   it('status: TODO with the command for the environment; deploy first when the newest load is not this checkout\'s definition', () => {
