@@ -80,6 +80,7 @@ export class SafeIntegerSet {
       const mid = (lo + hi) >>> 1;
       const m = a[mid]!;
       if (m === v) return true;
+      // Stryker disable next-line EqualityOperator: m === v returned on the line above, so m <= v is m < v here
       if (m < v) lo = mid + 1;
       else hi = mid - 1;
     }
@@ -87,15 +88,18 @@ export class SafeIntegerSet {
   }
 
   private lateAdd(v: number): boolean {
+    // Stryker disable next-line EqualityOperator: growing at exactly half full, one value sooner, changes when the table doubles, never what it holds
     if ((this.lateCount + 1) * 2 > this.late.length) this.growLate();
     const slots = this.late;
     const mask = slots.length - 1;
     // Both 32-bit halves mixed: ids often differ only in their low digits, or only above 2^32.
+    // Stryker disable next-line ArithmeticOperator: the hash only picks the slot probing starts from; another mix of v's bits finds the same values, more slowly
     let h = Math.imul((v >>> 0) ^ Math.imul(Math.floor(v / TWO_32) | 0, 0x9e3779b1), 0x85ebca6b) & mask;
     for (;;) {
       const s = slots[h]!;
       if (s !== s) break; // EMPTY (NaN): v is new
       if (s === v) return false;
+      // Stryker disable next-line ArithmeticOperator: probing down the table instead of up visits every slot all the same
       h = (h + 1) & mask;
     }
     slots[h] = v;
