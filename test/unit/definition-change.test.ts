@@ -216,7 +216,7 @@ describe('stale windows and the command that rebuilds them', () => {
       fingerprint: 'cccccccccccc',
       withTable: 3,
       groups: [
-        { fingerprint: 'aaaaaaaaaaaa', change: { verdict: 'stale', changes: [{ change: 'removed', column: 'fee', type: 'bigint', verdict: 'stale', effect: 'column fee was removed' }] }, windows: [day('2026-11-20')] },
+        { fingerprint: 'aaaaaaaaaaaa', change: { verdict: 'stale', changes: [{ change: { change: 'removed', column: 'fee', type: 'bigint' }, verdict: 'stale', effect: 'column fee was removed' }] }, windows: [day('2026-11-20')] },
         { fingerprint: 'bbbbbbbbbbbb', change: { verdict: 'same', changes: [] }, windows: [day('2026-11-21'), day('2026-11-22')] },
       ],
       unrecorded: [day('2026-11-23')],
