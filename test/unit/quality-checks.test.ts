@@ -293,11 +293,14 @@ describe('the row tally', () => {
     for (let i = 0; i < 20; i++) add(row(String(i), big));
     add(row('21', '-0.001'));
     assert.deepEqual(tally.result(), { sum: '19999999999999999.979' });
-    // Safe values whose running total passes 2^53 (4e15 + 1 thousandths each): still exact.
+    // Safe values (15 significant digits; 16 take the BigInt path by themselves) whose running total passes 2^53 at the
+    // tenth row: moved to the BigInt there, exact.
     const spill = tallied(variant({ keys: undefined, volume: { sumColumn: 'amount' } }, ['amount']));
-    for (let i = 0; i < 5; i++) spill.add(row(String(i), '4000000000000.001'));
+    for (let i = 0; i < 10; i++) spill.add(row(String(i), '999999999999.999'));
+    assert.deepEqual([spill.tally.state().small, spill.tally.state().big], [0, '9999999999999990']);
+    spill.add(row('98', '0.001'));
     spill.add(row('99', ''));
-    assert.deepEqual(spill.tally.result(), { sum: '20000000000000.005' });
+    assert.deepEqual(spill.tally.result(), { sum: '9999999999999.991' });
     assert.equal(RowTally.for(variant({ keys: undefined, volume: { enabled: true } })), undefined, 'nothing declared: no tally, no per-row work');
   });
 
@@ -327,11 +330,12 @@ describe('the row tally', () => {
     const first = tallied(report);
     for (const [id, amount] of [['1', '1.500'], ['2', '2.000'], ['3', '-0.250'], ['9007199254740993', '10.000']]) first.add(row(id!, amount!));
     const second = tallied(report);
-    for (const [id, amount] of [['3', '999999999999999.999'], ['4', '0.001'], ['4', '3.000'], ['9007199254740993', '5.000']]) second.add(row(id!, amount!));
+    const rows = [['3', '999999999999999.999'], ['4', '0.001'], ['4', '3.000'], ['5', '0.000'], ['9007199254740993', '5.000'], ['9007199254740995', '0.000']];
+    for (const [id, amount] of rows) second.add(row(id!, amount!));
     const state = second.tally.state();
-    assert.deepEqual(state, { ints: new Float64Array([3, 4]), texts: ['9007199254740993'], duplicates: 1, small: 8001, big: '999999999999999999' });
+    assert.deepEqual(state, { ints: new Float64Array([3, 4, 5]), texts: ['9007199254740993', '9007199254740995'], duplicates: 1, small: 8001, big: '999999999999999999' });
     first.tally.merge(state);
-    // 1 repeat inside the second part, then 3 and 9007199254740993 seen in the first; 13250 + 8001 + 999999999999999999 thousandths.
+    // 1 repeat inside the second part, then 3 and 9007199254740993 seen in the first (not 4, 5, 9007199254740995); 13250 + 8001 + 999999999999999999 thousandths.
     assert.deepEqual(first.tally.result(), { duplicateKeys: 3, sum: '1000000000000021.250' });
   });
 
@@ -363,6 +367,9 @@ describe('the row tally', () => {
     for (let i = 0; i < 100_000; i++) assert.equal(set.add(2 ** 32 + i * 1000), true);
     for (const v of [2 ** 32, 2 ** 32 + 99_999_000, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0, -1]) set.add(v);
     assert.deepEqual([set.add(2 ** 32 + 5000), set.add(Number.MAX_SAFE_INTEGER), set.add(-1), set.add(1)], [false, false, false, true]);
+    const small = new SafeIntegerSet();
+    for (const v of [10, 20, 30, 40, 50, 60, 70, 5]) small.add(v);
+    assert.deepEqual([...small.values()], [10, 20, 30, 40, 50, 60, 70, 5], 'the rising values in order, then the late ones');
     assert.equal(set.size, 100_005);
   });
 });
