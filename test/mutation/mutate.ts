@@ -8,7 +8,7 @@ import { meetsFloor, readScores, scoreTable, type FileScore } from './summary.js
  * `npm run mutate [-- <folder or file>] [--force]`: mutation testing of the core (docs/maintaining.md "Mutation
  * testing"). Each domain folder of functions/core/ is one Stryker run against the unit tests that import it, so a
  * parser is held by its own tests, not by the integration suite passing through it. Re-runs are incremental:
- * `--force` re-tests every mutant. Environment: MUTATE_CONCURRENCY (test processes at once, default 2).
+ * `--force` re-tests every mutant. Environment: MUTATE_CONCURRENCY (test processes at once, default 2), MUTATE_TIMEOUT_MS (see timeoutMS).
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Git-ignored: the HTML and JSON reports and the incremental files, one folder per run. */
@@ -59,8 +59,10 @@ async function runTarget(target: MutationTarget): Promise<FileScore[]> {
     tempDirName: `${OUT}/sandbox`,
     // The sandbox copies the project: leave out what no unit test reads.
     ignorePatterns: [OUT, 'bench/data', '.lake', 'cdk.out', 'dist', '.simulator'],
-    // A busy shared machine stretches test runs: a slow run is not an infinite loop.
-    timeoutMS: 20_000,
+    // Past the test file's own time (times 1.5), how long a mutant may run before it counts as an infinite loop:
+    // a mutant that stops a worker answering waits this out, so it is kept short; on a busy shared machine a slow
+    // run is not an infinite loop, and MUTATE_TIMEOUT_MS raises it.
+    timeoutMS: Number(process.env.MUTATE_TIMEOUT_MS ?? 5_000),
     logLevel: 'warn',
   };
   // Stryker types its log level as a const enum, which isolated modules cannot import: its string value is what it reads.
