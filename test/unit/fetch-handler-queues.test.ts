@@ -1,6 +1,6 @@
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import type { GatewaySecret } from '../../functions/core/gateway/secret.js';
 import { bucketNames } from '../../functions/core/naming.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
 import { readObject } from '../helpers/lake-inspect.js';
+import { testKey } from '../helpers/test-keys.js';
 import { clearGatewaySecretCache } from '../../functions/aws/secrets.js';
 import { handler } from '../../functions/fetch-report/handler.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
@@ -190,8 +191,9 @@ describe('fetch-report handler: runs from the connection queues', () => {
   });
 
   it('an unchanged secret: refused once, not retried; the error names connection, login, method and its reports, never the key', async () => {
-    const stranger = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-    const wrong: GatewaySecret = { login: 'provider-b-merchant', signatureMethod: 'RSA-SHA256', privateKeyPem: stranger.privateKey };
+    // A key the simulator has never seen: its test accounts' keys are made afresh each start.
+    const stranger = testKey('rsa-2048.pkcs8');
+    const wrong: GatewaySecret = { login: 'provider-b-merchant', signatureMethod: 'RSA-SHA256', privateKeyPem: stranger };
     useSecrets({ default: secretA, 'provider-b': wrong });
     const from = simB.requests.length;
     const run = await captureJsonLines(() => handler(queued({ reportId: 'payouts', scheduledTime: '2026-11-21T00:15:00Z' }, 'provider-b'), lambdaContext('req-refused')));
@@ -210,7 +212,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
     assert.deepEqual(await rawKeys(), []);
     const failed = run.lines.find((l) => l.message === 'Fetch run failed' && l.messageId);
     assert.equal(failed?.messageId, '3c1d6a52-9e0b-4f7a-8d21-6b5e4c3a2f01');
-    const body = stranger.privateKey.split('\n')[1]!;
+    const body = stranger.split('\n')[1]!;
     assert.ok(!run.text.includes('PRIVATE KEY') && !run.text.includes(body), 'the key is never logged');
   });
 

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { createHmac, createSign, generateKeyPairSync } from 'node:crypto';
+import { createHmac, createSign } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import OAuth from 'oauth-1.0a';
 import { parseAuthorizationHeader, percentEncode, signRequest } from '../../functions/core/gateway/oauth.js';
+import { testKey } from '../helpers/test-keys.js';
 
 /**
  * Our signer against an independent OAuth 1.0a implementation (the oauth-1.0a package): the same
@@ -48,11 +49,7 @@ describe('signing agrees with the oauth-1.0a package', () => {
   });
 
   it('RSA-SHA256: signs the same base string the package builds', () => {
-    const { privateKey } = generateKeyPairSync('rsa', {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
-      publicKeyEncoding: { type: 'spki', format: 'pem' },
-    });
+    const privateKey = testKey('rsa-2048.pkcs1');
     fc.assert(
       fc.property(arbitraryRequest, ({ login, nonce, timestamp, path, query }) => {
         const url = urlOf(path, query);

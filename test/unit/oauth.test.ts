@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createPublicKey, createVerify, generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, createVerify } from 'node:crypto';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -14,6 +14,7 @@ import {
 } from '../../functions/core/gateway/oauth.js';
 import { hmacSha1Signature, loadRsaPrivateKey } from '../../functions/core/gateway/signature-methods.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { testKey } from '../helpers/test-keys.js';
 
 describe('OAuth 1.0 appendix A.5 vector', () => {
   const url = new URL('http://photos.example.net/photos?file=vacation.jpg&size=original');
@@ -177,14 +178,12 @@ describe('nonce and timestamp', () => {
 
 describe('RSA-SHA256', () => {
   const url = new URL('https://gw.example.com/paynet-ui/services/v2/rpt-engine');
-  for (const bits of [2048, 4096]) {
+  // The edges of the accepted sizes, each in both PEM forms, checked against the pair's own public key.
+  for (const bits of [2048, 4096] as const) {
     for (const type of ['pkcs1', 'pkcs8'] as const) {
       it(`signs with a ${bits}-bit ${type.toUpperCase()} key, verified by node:crypto`, () => {
-        const { privateKey, publicKey } = generateKeyPairSync('rsa', {
-          modulusLength: bits,
-          privateKeyEncoding: { type, format: 'pem' },
-          publicKeyEncoding: { type: 'spki', format: 'pem' },
-        });
+        const privateKey = testKey(`rsa-${bits}.${type}`);
+        const publicKey = testKey(`rsa-${bits}.public`);
         const signed = signRequest(
           { login: 'merchant', signatureMethod: 'RSA-SHA256', privateKeyPem: privateKey },
           { url, body: '{"a":1}' },
@@ -199,10 +198,8 @@ describe('RSA-SHA256', () => {
   }
 
   it('refuses keys that are too small, not RSA, or unreadable, without echoing the key', () => {
-    const small = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-    assert.throws(() => loadRsaPrivateKey(small.privateKey), (e: unknown) => e instanceof ConfigurationError && /2048 to 4096/.test(e.message) && !e.message.includes('BEGIN'));
-    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-    assert.throws(() => loadRsaPrivateKey(ec.privateKey), ConfigurationError);
+    assert.throws(() => loadRsaPrivateKey(testKey('rsa-1024')), (e: unknown) => e instanceof ConfigurationError && /2048 to 4096/.test(e.message) && !e.message.includes('BEGIN'));
+    assert.throws(() => loadRsaPrivateKey(testKey('ec-p256')), ConfigurationError);
     assert.throws(() => loadRsaPrivateKey('-----BEGIN RSA PRIVATE KEY-----\nnope\n-----END RSA PRIVATE KEY-----'), ConfigurationError);
   });
 });

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import {
@@ -11,6 +9,7 @@ import {
   type OAuthParams,
 } from '../../functions/core/gateway/oauth.js';
 import { parseGatewaySecret } from '../../functions/core/gateway/secret.js';
+import { testKey } from '../helpers/test-keys.js';
 
 /**
  * The signing edges no other test reaches (issue 36): every expectation is a literal from RFC 5849 or worked by
@@ -86,13 +85,6 @@ describe('Authorization header', () => {
 
 describe('an RSA key is checked wherever it signs', () => {
   const url = new URL('https://gw.example.com/paynet-ui/rpt');
-  const pem = (type: 'rsa-pss' | 'dsa' | 'ed25519'): string => {
-    const privateKeyEncoding = { type: 'pkcs8', format: 'pem' } as const;
-    const publicKeyEncoding = { type: 'spki', format: 'pem' } as const;
-    if (type === 'rsa-pss') return generateKeyPairSync('rsa-pss', { modulusLength: 2048, privateKeyEncoding, publicKeyEncoding }).privateKey;
-    if (type === 'dsa') return generateKeyPairSync('dsa', { modulusLength: 2048, divisorLength: 256, privateKeyEncoding, publicKeyEncoding }).privateKey;
-    return generateKeyPairSync('ed25519', { privateKeyEncoding, publicKeyEncoding }).privateKey;
-  };
   const refusal = (privateKeyPem: string) => {
     try {
       signRequest({ login: 'merchant', signatureMethod: 'RSA-SHA256', privateKeyPem }, { url });
@@ -105,12 +97,10 @@ describe('an RSA key is checked wherever it signs', () => {
   };
 
   it('refuses an 8192-bit RSA key, an RSA-PSS, a DSA and an Ed25519 key, naming type and size', () => {
-    // A test key made once with `openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:8192`: making one here takes a minute.
-    const big = readFileSync(new URL(['..', 'fixtures', 'keys', 'rsa-8192.test-key.pem'].join('/'), import.meta.url), 'utf8');
-    assert.equal(refusal(big), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got rsa, 8192 bits).');
-    assert.equal(refusal(pem('rsa-pss')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got rsa-pss, 2048 bits).');
-    assert.equal(refusal(pem('dsa')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got dsa, 2048 bits).');
-    assert.equal(refusal(pem('ed25519')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got ed25519, 0 bits).');
+    assert.equal(refusal(testKey('rsa-8192')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got rsa, 8192 bits).');
+    assert.equal(refusal(testKey('rsa-pss-2048')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got rsa-pss, 2048 bits).');
+    assert.equal(refusal(testKey('dsa-2048')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got dsa, 2048 bits).');
+    assert.equal(refusal(testKey('ed25519')), 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got ed25519, 0 bits).');
   });
 });
 
