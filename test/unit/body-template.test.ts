@@ -78,13 +78,28 @@ describe('placeholder checks', () => {
     ]);
   });
 
+  it('accept a pattern holding any one token alone, and JSON nulls beside them', () => {
+    const template = ['{{window.start:yyyy}}', '{{window.start:MM}}', '{{window.end:dd}}', '{{window.end:HH}}', '{{window.last:mm}}', '{{window.last:ss}}', null, { n: null }];
+    assert.deepEqual(findBadPlaceholderPaths(template), []);
+    assert.deepEqual(renderBody(template, window('2026-11-20T09:30', '2026-11-20T10:00')), ['2026', '11', '20', '10', '59', '59', null, { n: null }]);
+  });
+
+  it('find a placeholder hidden behind an opening brace pair, and an unclosed one at the start, cut at 40 characters', () => {
+    assert.deepEqual(findBadPlaceholderPaths({ a: '{{x{{window.start:yyyy}}' }), [{ path: ['a'], placeholder: '{{x{{window.start:yyyy}}' }]);
+    assert.deepEqual(findBadPlaceholderPaths(['{{window.start:yyyy}']), [{ path: [0], placeholder: '{{window.start:yyyy}' }]);
+    assert.deepEqual(findBadPlaceholderPaths(['{{window.start:yyyy-MM-dd HH:mm:ss, then more than forty characters']), [
+      { path: [0], placeholder: '{{window.start:yyyy-MM-dd HH:mm:ss, then' },
+    ]);
+  });
+
   it('assertTemplate names where and the documented forms', () => {
     assert.throws(
-      () => assertTemplate({ x: '{{window.begin:yyyy}}' }, 'config/reports/t.json: report "t", bodyTemplate'),
+      () => assertTemplate({ x: '{{window.begin:yyyy}}', y: ['{{window.start:day}}'] }, 'config/reports/t.json: report "t", bodyTemplate'),
       (e: unknown) =>
         e instanceof ConfigurationError &&
-        e.message.startsWith('config/reports/t.json: report "t", bodyTemplate: unknown placeholder(s) {{window.begin:yyyy}}') &&
-        e.message.includes('{{window.last:PATTERN}}'),
+        e.message ===
+          'config/reports/t.json: report "t", bodyTemplate: unknown placeholder(s) {{window.begin:yyyy}}, {{window.start:day}}; ' +
+            'use {{window.start:PATTERN}}, {{window.end:PATTERN}} or {{window.last:PATTERN}} with tokens yyyy MM dd HH mm ss.',
     );
   });
 });

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import {
+  BODY_SIGNING,
   baseStringUri,
+  makeNonce,
   parseAuthorizationHeader,
   signRequest,
   signatureBaseString,
+  unixSeconds,
   type OAuthParams,
 } from '../../functions/core/gateway/oauth.js';
 import { parseGatewaySecret } from '../../functions/core/gateway/secret.js';
@@ -52,9 +55,15 @@ describe('parameter normalisation', () => {
     );
   });
 
-  it('sorts values of one name in code-unit order, not numerically', () => {
-    const base = signatureBaseString('POST', new URL('http://h/p?a=2&a=10&a=1&B=0'), OAUTH, undefined);
-    assert.ok(base.startsWith('POST&http%3A%2F%2Fh%2Fp&B%3D0%26a%3D1%26a%3D10%26a%3D2%26oauth_consumer_key%3Dlogin'), base);
+  it('sorts values of one name in code-unit order, not numerically, whatever order they came in', () => {
+    const sorted = 'POST&http%3A%2F%2Fh%2Fp&B%3D0%26a%3D1%26a%3D10%26a%3D2%26oauth_consumer_key%3Dlogin';
+    for (const query of ['a=2&a=10&a=1&B=0', 'a=1&a=10&a=2&B=0', 'B=0&a=10&a=2&a=1', 'a=10&B=0&a=1&a=2']) {
+      const base = signatureBaseString('POST', new URL(`http://h/p?${query}`), OAUTH, undefined);
+      assert.ok(base.startsWith(sorted), `${query}: ${base}`);
+    }
+    // A name that is a prefix of another sorts first ("a" before "a2"), whatever their values; an identical pair stays twice.
+    const base = signatureBaseString('POST', new URL('http://h/p?a2=0&a=z&a=z'), OAUTH, undefined);
+    assert.ok(base.startsWith('POST&http%3A%2F%2Fh%2Fp&a%3Dz%26a%3Dz%26a2%3D0%26oauth_consumer_key'), base);
   });
 
   it('asFormParameters: no body and a JSON array, null or scalar add nothing; scalars and objects as compact JSON', () => {
@@ -80,6 +89,32 @@ describe('Authorization header', () => {
     assert.equal(parseAuthorizationHeader('OAuth realm="" trailing'), null);
     assert.deepEqual(parseAuthorizationHeader('oauth  oauth_nonce = "a%20b" ,realm=""'), { oauth_nonce: 'a b', realm: '' });
     assert.deepEqual(parseAuthorizationHeader('OAuth realm="",'), { realm: '' });
+    // Blanks before the scheme and after the last pair; names of any letter case, digits and underscores.
+    assert.deepEqual(parseAuthorizationHeader(' \tOAuth Realm_2="x",  '), { Realm_2: 'x' });
+    assert.deepEqual(parseAuthorizationHeader('OAuth\tAZ09="1",xy="2"'), { AZ09: '1', xy: '2' });
+    assert.equal(parseAuthorizationHeader('XOAuth realm=""'), null);
+    assert.equal(parseAuthorizationHeader('OAuth realm="", a-b="1"'), null, 'a name with a character outside [A-Za-z0-9_]');
+  });
+});
+
+describe('nonce, timestamp and the body-signing help', () => {
+  it('makes nonces of exactly the length asked, 24 by default, from letters and digits', () => {
+    assert.match(makeNonce(), /^[A-Za-z0-9]{24}$/);
+    assert.match(makeNonce(11), /^[A-Za-z0-9]{11}$/);
+    assert.equal(makeNonce(0), '');
+  });
+
+  it('counts whole seconds since 1970, rounded down, now by default', () => {
+    assert.equal(unixSeconds(new Date('2023-11-14T22:13:20.999Z')), '1700000000');
+    assert.equal(unixSeconds(new Date(0)), '0');
+    const before = Math.floor(Date.now() / 1000);
+    const now = Number(unixSeconds());
+    assert.ok(now >= before && now <= Math.floor(Date.now() / 1000), String(now));
+  });
+
+  it('explains each body-signing rule for --body-signing', () => {
+    assert.match(BODY_SIGNING.excluded.meaning, /^the body stays out of the base string /);
+    assert.match(BODY_SIGNING.asFormParameters.meaning, /^top-level JSON members enter it as if they were form fields \(objects and arrays as compact JSON\)/);
   });
 });
 

@@ -76,13 +76,16 @@ function meant(key: string, fields: readonly string[]): string | undefined {
 function describeIssues(issues: readonly z.core.$ZodIssue[], fields: readonly string[], raw: Record<string, unknown>): string[] {
   const problems: string[] = [];
   for (const issue of issues) {
-    const field = String(issue.path[0] ?? '');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const guess = meant(key, fields.filter((f) => !(f in raw)));
         problems.push(guess ? `"${key}" is not a field: did you mean "${guess}"?` : `"${key}" is not a field of this secret`);
       }
-    } else if (!(field in raw)) {
+      continue;
+    }
+    // Every other issue is about one field of the object: its path is that field's name.
+    const field = String(issue.path[0]);
+    if (!(field in raw)) {
       // Reported once, by the unknown key above, when that key looks like this field misspelled.
       if (!Object.keys(raw).some((k) => !fields.includes(k) && meant(k, [field]))) problems.push(`"${field}" is missing`);
     } else if (issue.code === 'invalid_type') {

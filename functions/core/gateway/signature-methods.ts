@@ -143,6 +143,6 @@ export function loadRsaPrivateKey(pem: string): KeyObject {
   return key;
 }
 
-export function rsaSha256Signature(baseString: string, key: KeyObject | string): string {
-  return createSign('RSA-SHA256').update(baseString).sign(typeof key === 'string' ? loadRsaPrivateKey(key) : key, 'base64');
+export function rsaSha256Signature(baseString: string, privateKeyPem: string): string {
+  return createSign('RSA-SHA256').update(baseString).sign(loadRsaPrivateKey(privateKeyPem), 'base64');
 }
