@@ -10,11 +10,12 @@ import { readFileSync } from 'node:fs';
  *   rsa-pss-2048          openssl genpkey -algorithm RSA-PSS -pkeyopt rsa_keygen_bits:2048
  *   dsa-2048              openssl genpkey -paramfile <(genparam DSA, dsa_paramgen_bits:2048, dsa_paramgen_q_bits:256)
  *   ec-p256, ed25519      openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256; -algorithm ed25519
+ *   sm2                   openssl genpkey -algorithm SM2: a key type node:crypto reads but does not name
  */
 export type TestKeyName =
   | 'rsa-2048.pkcs1' | 'rsa-2048.pkcs8' | 'rsa-2048.public'
   | 'rsa-4096.pkcs1' | 'rsa-4096.pkcs8' | 'rsa-4096.public'
-  | 'rsa-1024' | 'rsa-8192' | 'rsa-pss-2048' | 'dsa-2048' | 'ec-p256' | 'ed25519';
+  | 'rsa-1024' | 'rsa-8192' | 'rsa-pss-2048' | 'dsa-2048' | 'ec-p256' | 'ed25519' | 'sm2';
 
 /** The PEM text of test/fixtures/keys/<name>.test-key.pem. */
 export const testKey = (name: TestKeyName): string =>

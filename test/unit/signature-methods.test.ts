@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHmac, createSign } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigurationError } from '../../functions/core/errors.js';
+import { AuthenticationRefused, ConfigurationError } from '../../functions/core/errors.js';
 import {
   SECRET_FIELD_NAMES,
+  SIGNING,
   gatewayAccountOf,
   hmacSha1Signature,
   loadRsaPrivateKey,
@@ -78,13 +79,25 @@ describe('RSA-SHA256', () => {
     );
   });
 
-  it('an EC key is refused for its type, whatever its size', () => {
+  it('an EC key is refused for its type, whatever its size; a type node:crypto does not name is "unknown"', () => {
     assert.throws(
       () => loadRsaPrivateKey(testKey('ec-p256')),
       (e: unknown) => e instanceof ConfigurationError && e.message === 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got ec, 0 bits).',
     );
+    assert.throws(
+      () => loadRsaPrivateKey(testKey('sm2')),
+      (e: unknown) => e instanceof ConfigurationError && e.message === 'privateKeyPem must be an RSA key of 2048 to 4096 bits (got unknown, 0 bits).',
+    );
     assert.equal(loadRsaPrivateKey(testKey('rsa-2048.pkcs1')).asymmetricKeyDetails?.modulusLength, 2048);
     assert.equal(loadRsaPrivateKey(testKey('rsa-4096.pkcs8')).asymmetricKeyDetails?.modulusLength, 4096);
+  });
+});
+
+describe('what to check when the gateway refuses', () => {
+  it('names, per method, what the merchant holds that the gateway must agree with, in the refusal a user reads', () => {
+    const advice = (method: 'HMAC-SHA1' | 'RSA-SHA256') => new AuthenticationRefused('m', method, 'denied', SIGNING[method].whenRefused).message;
+    assert.match(advice('HMAC-SHA1'), / Check the login and the control key, and that this machine's clock is right\./);
+    assert.match(advice('RSA-SHA256'), / Check that the provider holds your public key, and that this machine's clock is right\./);
   });
 });
 

@@ -134,6 +134,7 @@ export function loadRsaPrivateKey(pem: string): KeyObject {
       'privateKeyPem is not a readable unencrypted PEM private key (PKCS#1 "BEGIN RSA PRIVATE KEY" or PKCS#8 "BEGIN PRIVATE KEY").',
     );
   }
+  // Stryker disable next-line OptionalChaining: node:crypto gives every private key its details ({} for Ed25519); the type says "maybe"
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (key.asymmetricKeyType !== 'rsa' || bits < 2048 || bits > 4096) {
     throw new ConfigurationError(
