@@ -15,12 +15,15 @@ import {
  */
 export { signatureMethodOf, type GatewaySecret, type SecretOf, type SignatureMethod } from './signature-methods.js';
 
-/** The strict schema of one method's secret. */
+/**
+ * The strict schema of one method's secret. "signatureMethod" may be left out only for the default method, and
+ * parseGatewaySecret sees to that: it takes any other method from that very field, so the schema need not.
+ */
 const secretSchema = (method: SignatureMethod) =>
   z
     .object({
       login: z.string().min(1),
-      signatureMethod: method === DEFAULT_SIGNATURE_METHOD ? z.literal(method).optional() : z.literal(method),
+      signatureMethod: z.literal(method).optional(),
       ...SIGNING[method].secretFields,
     })
     .strict();
@@ -62,7 +65,7 @@ function distance(a: string, b: string): number {
 function meant(key: string, fields: readonly string[]): string | undefined {
   const k = loose(key);
   return (
-    fields.find((f) => loose(f) === k) ??
+    // Case and separators aside the same name is at distance 0.
     fields.find((f) => distance(loose(f), k) <= 2) ??
     // "privateKey", "key": a documented name cut short or padded.
     fields.find((f) => k.length >= 3 && (loose(f).includes(k) || k.includes(loose(f))))
@@ -120,11 +123,11 @@ export function parseGatewaySecret(text: string, source: string): GatewaySecret 
   }
   // The method picks the shape, so the errors are about that shape's fields, not about a union of all.
   const method = (named as SignatureMethod | undefined) ?? DEFAULT_SIGNATURE_METHOD;
-  if (named === undefined) {
+  const own = (m: SignatureMethod) => Object.keys(SIGNING[m].secretFields).filter((f) => f in fields);
+  if (named === undefined && own(DEFAULT_SIGNATURE_METHOD).length === 0) {
     // Another method's own field, and none of the default's: the method was left out by mistake.
-    const own = (m: SignatureMethod) => Object.keys(SIGNING[m].secretFields).filter((f) => f in fields);
-    const meantMethod = SIGNATURE_METHODS.find((m) => m !== DEFAULT_SIGNATURE_METHOD && own(m).length > 0);
-    if (meantMethod && own(DEFAULT_SIGNATURE_METHOD).length === 0) {
+    const meantMethod = SIGNATURE_METHODS.find((m) => own(m).length > 0);
+    if (meantMethod) {
       throw new ConfigurationError(
         `${source}: the gateway secret has "${own(meantMethod)[0]}" but no "signatureMethod": add "signatureMethod": "${meantMethod}". ${SHAPES}`,
       );
@@ -132,8 +135,8 @@ export function parseGatewaySecret(text: string, source: string): GatewaySecret 
   }
   const parsed = secretSchema(method).safeParse(fields);
   if (!parsed.success) {
-    const problems = describeIssues(parsed.error.issues, fieldsOf(method), fields);
-    throw new ConfigurationError(`${source}: the ${method} gateway secret is not right: ${problems.join('; ')}${problems.at(-1)?.endsWith('?') ? '' : '.'} ${SHAPES}`);
+    const problems = describeIssues(parsed.error.issues, fieldsOf(method), fields).join('; ');
+    throw new ConfigurationError(`${source}: the ${method} gateway secret is not right: ${problems}${problems.endsWith('?') ? '' : '.'} ${SHAPES}`);
   }
   // The schema is built from the method's own entry, so what it accepts is that method's secret.
   return parsed.data as GatewaySecret;
