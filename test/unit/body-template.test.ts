@@ -87,6 +87,8 @@ describe('placeholder checks', () => {
   it('find a placeholder hidden behind an opening brace pair, and an unclosed one at the start, cut at 40 characters', () => {
     assert.deepEqual(findBadPlaceholderPaths({ a: '{{x{{window.start:yyyy}}' }), [{ path: ['a'], placeholder: '{{x{{window.start:yyyy}}' }]);
     assert.deepEqual(findBadPlaceholderPaths(['{{window.start:yyyy}']), [{ path: [0], placeholder: '{{window.start:yyyy}' }]);
+    // The good placeholder after it is left out of the quoted text, which shows only what is wrong.
+    assert.deepEqual(findBadPlaceholderPaths(['{{window.start:yyyy} to {{window.end:yyyy}}']), [{ path: [0], placeholder: '{{window.start:yyyy} to ' }]);
     assert.deepEqual(findBadPlaceholderPaths(['{{window.start:yyyy-MM-dd HH:mm:ss, then more than forty characters']), [
       { path: [0], placeholder: '{{window.start:yyyy-MM-dd HH:mm:ss, then' },
     ]);
