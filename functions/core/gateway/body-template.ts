@@ -64,8 +64,13 @@ export function findBadPlaceholderPaths(template: unknown): BadPlaceholder[] {
       const open = rest.indexOf('{{');
       if (open >= 0) bad.push({ path, placeholder: rest.slice(open, open + 40) });
     } else if (Array.isArray(v)) v.forEach((x, i) => visit(x, [...path, i]));
-    // Stryker disable next-line ConditionalExpression: a number or true has no entries, so visiting it finds nothing either way
-    else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => visit(x, [...path, k]));
+    else if (
+      v &&
+      // Stryker disable next-line ConditionalExpression: a number or true has no entries, so visiting it finds nothing either way
+      typeof v === 'object'
+    ) {
+      Object.entries(v).forEach(([k, x]) => visit(x, [...path, k]));
+    }
   };
   visit(template, []);
   return bad;
