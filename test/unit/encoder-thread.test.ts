@@ -167,10 +167,6 @@ describe('startEncoder: the worker thread', () => {
     assert.deepEqual(await rowsOf(out.chunks), [{ id: 1n, currency: 'EUR', amount: 1 }]);
   });
 
-  it('parquet-worker.ts run on the main thread says what starts it', async () => {
-    await assert.rejects(import('../../functions/core/parquet/parquet-worker.js'), { message: 'parquet-worker.ts runs as a worker thread (encoder-thread.ts starts it)' });
-  });
-
   it("a sink's failure rejects ready(); abort() stops the worker", async () => {
     const encoder = startEncoder({ columns }, sink({ fail: new Error('upload refused') }), 'worker');
     encoder.add(batch([[1, 'EUR', 100]]), true);

@@ -1,4 +1,4 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { RowGroupEncoder, type EncoderSettings } from './encoder.js';
 import type { RowBatch } from './row-group-buffer.js';
 
@@ -15,38 +15,48 @@ export type FromWorker =
   | { t: 'done'; encodeMs: number; rowGroups: number }
   | { t: 'error'; message: string; stack?: string };
 
-const port = parentPort;
-if (!port) throw new Error('parquet-worker.ts runs as a worker thread (encoder-thread.ts starts it)');
+/** Where the batches come from and the bytes go: the worker's parentPort, or one end of a MessageChannel. */
+export type EncoderPort = Pick<MessagePort, 'on' | 'postMessage'>;
 
-// Nothing is transferred (copied instead): detaching an ArrayBuffer slows every typed-array access of the
-// isolate from then on, hyparquet-writer's included (see row-group-buffer.ts).
-const post = (m: FromWorker) => port.postMessage(m);
-const encoder = new RowGroupEncoder(workerData as EncoderSettings, (bytes) => post({ t: 'bytes', bytes }));
-let queue = Promise.resolve();
-let failed = false;
+/**
+ * Encodes the batches arriving on `port` one message at a time, in order, posting each closed group's bytes, then
+ * `group`; after `finish`, `done`; or the first error, after which it ignores the rest.
+ */
+export function encodeOnPort(port: EncoderPort, settings: EncoderSettings): void {
+  // Nothing is transferred (copied instead): detaching an ArrayBuffer slows every typed-array access of the
+  // isolate from then on, hyparquet-writer's included (see row-group-buffer.ts).
+  const post = (m: FromWorker) => port.postMessage(m);
+  const encoder = new RowGroupEncoder(settings, (bytes) => post({ t: 'bytes', bytes }));
+  let queue = Promise.resolve();
+  let failed = false;
 
-async function handle(m: ToWorker): Promise<void> {
-  if (m.t === 'batch') {
-    // appended to the group's column buffers at once; a closed group is encoded before the next message
-    encoder.add(m.batch);
-    if (!m.end) return;
-    await encoder.writeRowGroup();
-    post({ t: 'group' });
-  } else {
-    await encoder.finish();
-    post({ t: 'done', encodeMs: encoder.encodeMs, rowGroups: encoder.rowGroups });
+  async function handle(m: ToWorker): Promise<void> {
+    if (m.t === 'batch') {
+      // appended to the group's column buffers at once; a closed group is encoded before the next message
+      encoder.add(m.batch);
+      if (!m.end) return;
+      await encoder.writeRowGroup();
+      post({ t: 'group' });
+    } else {
+      await encoder.finish();
+      post({ t: 'done', encodeMs: encoder.encodeMs, rowGroups: encoder.rowGroups });
+    }
   }
+
+  port.on('message', (m: ToWorker) => {
+    queue = queue.then(async () => {
+      if (failed) return;
+      try {
+        await handle(m);
+      } catch (e) {
+        failed = true;
+        const err = e instanceof Error ? e : new Error(String(e));
+        post({ t: 'error', message: err.message, ...(err.stack ? { stack: err.stack } : {}) });
+      }
+    });
+  });
 }
 
-port.on('message', (m: ToWorker) => {
-  queue = queue.then(async () => {
-    if (failed) return;
-    try {
-      await handle(m);
-    } catch (e) {
-      failed = true;
-      const err = e instanceof Error ? e : new Error(String(e));
-      post({ t: 'error', message: err.message, ...(err.stack ? { stack: err.stack } : {}) });
-    }
-  });
-});
+// The worker thread encoder-thread.ts starts; imported anywhere else (a unit test), the module only defines
+// encodeOnPort. Stryker sees coverage on the main thread only, so the tests drive encodeOnPort over a channel.
+if (parentPort) encodeOnPort(parentPort, workerData as EncoderSettings);
