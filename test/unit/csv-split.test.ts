@@ -4,12 +4,12 @@ import os, { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { describe, it, mock } from 'node:test';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import type { ByteSink } from '../../functions/core/byte-sink.js';
 import { SplitPart } from '../../functions/core/convert/csv-split.js';
 import { convertCsvToParquet, manifestOf, type Manifest } from '../../functions/core/convert/csv-to-parquet.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { MalformedReport, TooManyRejectedRows } from '../../functions/core/errors.js';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
+import { MemorySink } from '../helpers/memory-sink.js';
 
 /**
  * One small CSV parsed on two threads (csv-split.ts, part-worker.ts through its real worker entry), read back with
@@ -45,24 +45,6 @@ const ROWS = [
   { id: 4n, note: 'd' },
   { id: 5n, note: 'e' },
 ];
-
-class MemorySink implements ByteSink {
-  chunks: Uint8Array[] = [];
-  ended = false;
-  aborted: Error | undefined;
-  write(bytes: Uint8Array) {
-    this.chunks.push(bytes);
-  }
-  end() {
-    this.ended = true;
-  }
-  abort(reason?: Error) {
-    this.aborted = reason;
-  }
-  get bytes(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-}
 
 /** The second read of the file from `from`, in `size`-byte chunks, as strings when asked. */
 const tailOf = (file: Buffer, size: number, strings: boolean) => (from: number) => {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import type { ByteSink } from '../../functions/core/byte-sink.js';
 import {
   checkHeader,
   convertCsvToParquet,
@@ -15,6 +14,7 @@ import {
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { ConfigurationError, SchemaDrift, TooManyRejectedRows } from '../../functions/core/errors.js';
 import transactionsJson from '../fixtures/reports/transactions.json' with { type: 'json' };
+import { MemorySink } from '../helpers/memory-sink.js';
 
 /**
  * One small CSV to one Parquet file on this thread (csv-to-parquet.ts), read back with hyparquet: the rows, the
@@ -33,25 +33,6 @@ function reportWith(extra: Record<string, unknown> = {}): ReportDefinition {
   return parseReportDefinition({ ...transactionsJson, columns: COLUMNS, keys: ['id'], ...extra }, 'reports/t.json');
 }
 const REPORT = reportWith();
-
-/** A ByteSink in memory that remembers whether it was ended or aborted. */
-class MemorySink implements ByteSink {
-  chunks: Uint8Array[] = [];
-  ended = false;
-  aborted: Error | undefined;
-  write(bytes: Uint8Array) {
-    this.chunks.push(bytes);
-  }
-  end() {
-    this.ended = true;
-  }
-  abort(reason?: Error) {
-    this.aborted = reason;
-  }
-  get bytes(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-}
 
 const arrayBuffer = (bytes: Buffer) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 
