@@ -43,6 +43,13 @@ describe('the report catalog: every *.json of the folder is a report', () => {
     assert.match(readReportSources(dir)[0]!.file, /a\.json$/);
   });
 
+  it('reads the files in the order of their names as JavaScript sorts them, not as the file system lists them', () => {
+    // Node lists a folder in UTF-8 byte order (U+FB00 before U+1F600); JavaScript sorts UTF-16 units, where the
+    // emoji's high surrogate (0xD83D) comes first.
+    const dir = folder({ '\uFB00.json': '{}', '\u{1F600}.json': '{}' });
+    assert.deepEqual(readReportSources(dir).map((source) => source.file.split('/').at(-1)), ['\u{1F600}.json', '\uFB00.json']);
+  });
+
   it('the tests read the fixtures; without PAYNET_REPORTS_DIR the shipped folder', () => {
     assert.equal(reportsDir(), FIXTURE_REPORTS_DIR);
     const saved = process.env.PAYNET_REPORTS_DIR;
