@@ -119,6 +119,17 @@ describe('fetchReport: a report', () => {
   });
 });
 
+describe('fetchReport: a PDF in the events', () => {
+  it("a PDF's accepted event carries no header verdict and no first line, not even as undefined", async (t) => {
+    const server = await serve(t, answer(200, '%PDF-1.7\n%%EOF\n', { 'Content-Type': 'application/pdf' }));
+    const events: object[] = [];
+    const report = await fetchReport({ ...client(server.url).options, expect: undefined, onEvent: (event) => events.push(event) });
+    await readAll(report.body);
+    const accepted = events.find((event) => (event as { type: string }).type === 'accepted');
+    assert.deepEqual(accepted, { type: 'accepted', attempt: 1, status: 200, contentType: 'application/pdf', contentCoding: 'identity', kind: 'pdf' });
+  });
+});
+
 describe('fetchReport: how far the client reads before deciding', () => {
   // 250 quoted names of 13 characters and 249 commas: a 3,499-byte header row.
   const names = Array.from({ length: 250 }, (_, i) => `column_${String(i).padStart(4, '0')}`);
@@ -194,7 +205,9 @@ describe('fetchReport: retries', () => {
     await new Promise((resolve) => closed.close(resolve));
     const { options } = client(`http://127.0.0.1:${deadPort}/rpt`, { retry: { attempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
     await assert.rejects(fetchReport(options), (e: unknown) =>
-      e instanceof GatewayUnavailable && e.attempts === 2 && e.lastProblem === `connection refused by 127.0.0.1:${deadPort} (ECONNREFUSED): nothing accepts connections there; check the URL's host and port`);
+      e instanceof GatewayUnavailable && e.attempts === 2 && e.lastProblem === `connection refused by 127.0.0.1:${deadPort} (ECONNREFUSED): nothing accepts connections there; check the URL's host and port`
+      // The socket's own error stays attached, for the log's stack.
+      && (e.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED');
     assert.notEqual(port, String(deadPort));
   });
 
