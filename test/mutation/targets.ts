@@ -98,7 +98,7 @@ const FOLDER_TESTS: Record<string, string[]> = {
   // interrupted runs) change both sides alike under its mutants; the parse handler's stays for the load log lines.
   [`${CORE}/lake`]: ['definition-change', 'infer-schema', 'parse-handler', 'partition-projection', 'reparse-advice', 's3-keys'],
   [`${CORE}/gateway`]: [
-    'body-template', 'content-coding', 'gateway-answer', 'gateway-client', 'gateway-request', 'gateway-transport-errors',
+    'attempt-watch', 'body-template', 'content-coding', 'gateway-answer', 'gateway-client', 'gateway-request', 'gateway-transport-errors',
     'oauth', 'oauth-independent', 'peek-stream', 'secret', 'signature-methods', 'signing-edges',
   ],
 };
