@@ -6,7 +6,7 @@ import type { RowGroup } from 'hyparquet';
 import type { CountingSink } from '../../functions/core/byte-sink.js';
 import { columnSchema, type ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
 import { RowGroupEncoder } from '../../functions/core/parquet/encoder.js';
-import { startEncoder, type EncoderHandle } from '../../functions/core/parquet/encoder-thread.js';
+import { encoderPlace, startEncoder, type EncoderHandle } from '../../functions/core/parquet/encoder-thread.js';
 import type { RowBatch } from '../../functions/core/parquet/row-group-buffer.js';
 
 /**
@@ -108,6 +108,10 @@ describe('startEncoder: inline', () => {
     encoder.appendRowGroup([new Uint8Array(8)], { columns: [], num_rows: 1n, total_byte_size: 8n });
     await encoder.ready();
     assert.equal(out.chunks.length, written);
+    // ignored, not encoded: a batch that could not be encoded fails nothing any more
+    const wrong = batch([[3, 'EUR', 100]]);
+    encoder.add({ rows: 1, columns: [wrong.columns[1]!, wrong.columns[0]!, wrong.columns[2]!] }, true);
+    await encoder.ready();
   });
 
   it('appends a row group another encoder wrote as a fragment', async () => {
@@ -125,6 +129,26 @@ describe('startEncoder: inline', () => {
   });
 });
 
+describe('encoderPlace', () => {
+  const url = new URL('file:///task/parquet-worker.js');
+  it("'auto', the default, takes the worker when there is a script and two CPUs or more", () => {
+    assert.equal(encoderPlace(undefined, url, 2), 'worker');
+    assert.equal(encoderPlace('auto', url, 8), 'worker');
+    assert.equal(encoderPlace(undefined, url, 1), 'inline');
+    assert.equal(encoderPlace('auto', url, 1), 'inline');
+    assert.equal(encoderPlace(undefined, undefined, 8), 'inline', 'a single-file bundle has no worker script: inline, only slower');
+  });
+
+  it("'inline' and 'worker' are taken as asked, whatever the CPUs", () => {
+    assert.equal(encoderPlace('inline', url, 8), 'inline');
+    assert.equal(encoderPlace('worker', url, 1), 'worker');
+  });
+
+  it("'worker' without a script says what to pass", () => {
+    assert.throws(() => encoderPlace('worker', undefined, 8), { message: 'encoder "worker" was asked for, but parquet-worker.js is not beside this module: pass workerUrl' });
+  });
+});
+
 describe('startEncoder: the worker thread', () => {
   it('encodes in parquet-worker.ts and posts the bytes back, in order', async () => {
     const out = sink();
@@ -138,6 +162,7 @@ describe('startEncoder: the worker thread', () => {
   it("ready() waits while two closed groups are not yet written, and the worker's failure reaches the caller", async () => {
     const out = sink({ hold: true });
     const encoder = startEncoder({ columns }, out, 'worker');
+    encoder.add(batch([[1, 'EUR', 100]]), false);
     encoder.add(batch([[1, 'EUR', 100]]), true);
     await encoder.ready(); // one group in flight: no wait, though the sink holds its bytes
     encoder.add(batch([[2, 'EUR', 200]]), true);
@@ -176,5 +201,30 @@ describe('startEncoder: the worker thread', () => {
     await assert.rejects(encoder.ready(), { message: 'upload refused' });
     await assert.rejects(encoder.finish(), { message: 'upload refused' });
     await encoder.abort();
+  });
+
+  it('a worker that dies: its error reaches finish(), and stays the failure after its exit and abort()', async () => {
+    const throwing = new URL(`data:text/javascript,${encodeURIComponent('throw new Error("worker script broken")')}`);
+    const encoder = startEncoder({ columns }, sink(), 'worker', throwing);
+    encoder.add(batch([[1, 'EUR', 100]]), true);
+    await assert.rejects(encoder.finish(), { message: 'worker script broken' });
+    // Give its exit (code 1) time to arrive: it must not replace the first failure.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await encoder.abort();
+    await assert.rejects(encoder.ready(), { message: 'worker script broken' });
+  });
+
+  it('a worker that exits before it finished fails finish(), naming its exit code', async () => {
+    const exiting = new URL(`data:text/javascript,${encodeURIComponent('process.exit(7)')}`);
+    const encoder = startEncoder({ columns }, sink(), 'worker', exiting);
+    encoder.add(batch([[1, 'EUR', 100]]), true);
+    await assert.rejects(encoder.finish(), { message: 'the Parquet encoding worker exited (code 7) before it finished' });
+  });
+
+  it('after abort(), ready() resolves: the terminated worker is not a failure', async () => {
+    const encoder = startEncoder({ columns }, sink({ hold: true }), 'worker');
+    encoder.add(batch([[1, 'EUR', 100]]), true);
+    await encoder.abort();
+    await encoder.ready();
   });
 });
