@@ -73,8 +73,14 @@ describe('fetchReport: a report', () => {
   it('POSTs the signed compact JSON and hands back the report with what it knows of it', async (t) => {
     const server = await serve(t, answer(200, CSV, { 'Content-Type': 'text/csv; charset=UTF-8' }));
     const { options, events } = client(server.url);
+    const started = performance.now();
     const report = await fetchReport(options);
     assert.equal(await readAll(report.body), CSV);
+    const took = performance.now() - started;
+    for (const event of events) {
+      const { elapsedMs } = event as { elapsedMs?: number };
+      if (event.type === 'response' || event.type === 'body-end') assert.ok(typeof elapsedMs === 'number' && elapsedMs >= 0 && elapsedMs <= Math.ceil(took), `${event.type}: ${elapsedMs} ms of the attempt, within the call's ${took} ms`);
+    }
     assert.deepEqual(
       { ...report, body: undefined, wireBytes: report.wireBytes() },
       { status: 200, contentType: 'text/csv; charset=UTF-8', kind: 'csv', fileExtension: 'csv', body: undefined, attempts: 1, contentCoding: 'identity', wireBytes: 41, firstLine: '"Merchant_Name","Amount"', headerMatches: true },
@@ -116,6 +122,17 @@ describe('fetchReport: a report', () => {
     const report = await fetchReport({ ...client(server.url).options, expect: undefined, onEvent: () => { throw new Error('logger down'); } });
     assert.deepEqual([report.kind, report.fileExtension, 'firstLine' in report, 'headerMatches' in report], ['pdf', 'pdf', false, false]);
     await readAll(report.body);
+  });
+});
+
+describe('fetchReport: an answer without a content type', () => {
+  it('is told by its bytes, and its content type is reported as empty', async (t) => {
+    const server = await serve(t, answer(200, CSV, {}));
+    const { options, events } = client(server.url);
+    const report = await fetchReport(options);
+    await readAll(report.body);
+    assert.deepEqual([report.kind, report.contentType], ['csv', '']);
+    assert.deepEqual(without(events.filter((event) => event.type === 'response'), 'elapsedMs'), [{ type: 'response', attempt: 1, status: 200, contentType: '', contentCoding: 'identity' }]);
   });
 });
 
@@ -191,8 +208,33 @@ describe('fetchReport: retries', () => {
       throw signal?.reason;
     };
     await assert.rejects(fetchReport({ ...busy, signal: controller.signal, sleep }), { message: 'stopped during back-off' });
+    // A sleep that fails with its own AbortError (as node:timers does) still ends the call with the signal's reason.
+    const aborting = new AbortController();
+    const timersLike = async () => {
+      aborting.abort(new Error('stopped by the run'));
+      throw new DOMException('The operation was aborted', 'AbortError');
+    };
+    await assert.rejects(fetchReport({ ...busy, signal: aborting.signal, sleep: timersLike }), { message: 'stopped by the run' });
     // A sleep that fails on its own, not aborted, is passed on as it is.
     await assert.rejects(fetchReport({ ...busy, sleep: async () => { throw new Error('timer broke'); } }), { message: 'timer broke' });
+  });
+
+  it("the real wait is a real wait, which the signal cuts short with its reason", async (t) => {
+    const server = await serve(t, answer(503, 'busy'));
+    const controller = new AbortController();
+    const { options } = client(server.url, { retry: { attempts: 2, baseDelayMs: 600_000, maxDelayMs: 600_000 }, random: () => 1 });
+    // 200 ms into the wait: long enough for a second request to have reached the server had there been no wait.
+    const onEvent = (event: GatewayEvent) => {
+      if (event.type === 'retry') setTimeout(() => controller.abort(new Error('stopped during a ten-minute back-off')), 200);
+    };
+    await assert.rejects(fetchReport({ ...options, sleep: undefined, signal: controller.signal, onEvent }), { message: 'stopped during a ten-minute back-off' });
+    assert.equal(server.requests.length, 1, 'no second attempt: the wait had not ended');
+  });
+
+  it('a busy status with no name of its own is named by its number alone', async (t) => {
+    const server = await serve(t, answer(599, 'busy'));
+    const { options } = client(server.url, { retry: { attempts: 1 } });
+    await assert.rejects(fetchReport(options), (e: unknown) => e instanceof GatewayUnavailable && e.lastProblem === 'HTTP 599');
   });
 
   it('a refused connection is retried and then named with host and port', async (t) => {
@@ -233,7 +275,12 @@ describe('fetchReport: retries', () => {
     };
     const server = await serve(t, cut);
     const { options } = client(server.url, { retry: { attempts: 1 } });
-    await assert.rejects(fetchReport(options), (e: unknown) => e instanceof GatewayUnavailable && /^the answer broke off in its first bytes: /.test(e.lastProblem));
+    await assert.rejects(fetchReport(options), (e: unknown) => {
+      assert.ok(e instanceof GatewayUnavailable);
+      assert.match(e.lastProblem, /^the answer broke off in its first bytes: /);
+      assert.equal((e.cause as NodeJS.ErrnoException | undefined)?.code, 'ECONNRESET', 'the network error is kept as the cause, for the log');
+      return true;
+    });
   });
 
   it('no complete answer within the total time-out is retried, then reported with the limit', async (t) => {
