@@ -67,6 +67,13 @@ describe('mutation targets: which files, against which tests', () => {
     assert.ok(targetNamed(ROOT, 'definitions')!.tests.includes('test/unit/report-period.test.ts'));
   });
 
+  it('puts the tests that load much and guard little after the module\'s own', () => {
+    assert.deepEqual(targetNamed(ROOT, 'quality')!.tests, [
+      'test/unit/parquet-pages.test.ts', 'test/unit/quality-checks.test.ts', 'test/unit/row-loop.test.ts', 'test/unit/volume-band.test.ts', 'test/unit/parse-handler.test.ts',
+    ]);
+    assert.deepEqual(targetNamed(ROOT, 'definitions')!.tests.slice(-1), ['test/unit/catalog-bundle.test.ts']);
+  });
+
   it('runs compiled tests, except those that must run through tsx', () => {
     assert.equal(runnerFile('test/unit/oauth.test.ts'), 'test/unit/oauth.test.js');
     assert.equal(runnerFile('test/unit/status.test.ts'), 'test/unit/status.test.ts');
