@@ -1,14 +1,14 @@
 import { Stryker } from '@stryker-mutator/core';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { allTargets, runnerFile, targetNamed, type MutationTarget } from './targets.js';
+import { allTargets, concurrencyOf, runnerFile, targetNamed, type MutationTarget } from './targets.js';
 import { meetsFloor, readScores, scoreTable, type FileScore } from './summary.js';
 
 /**
  * `npm run mutate [-- <folder or file>] [--force]`: mutation testing of the core (docs/maintaining.md "Mutation
  * testing"). Each domain folder of functions/core/ is one Stryker run against the unit tests that import it, so a
  * parser is held by its own tests, not by the integration suite passing through it. Re-runs are incremental:
- * `--force` re-tests every mutant. Environment: MUTATE_CONCURRENCY (test processes at once, default 3), MUTATE_TIMEOUT_MS (see timeoutMS).
+ * `--force` re-tests every mutant. Environment: MUTATE_CONCURRENCY (test processes at once, default concurrencyOf's), MUTATE_TIMEOUT_MS (see timeoutMS).
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Git-ignored: the HTML and JSON reports and the incremental files, one folder per run. */
@@ -45,15 +45,11 @@ async function runTarget(target: MutationTarget): Promise<FileScore[]> {
     buildCommand: 'node --import tsx test/mutation/compile.ts',
     tap: {
       testFiles: target.tests.map(runnerFile),
-      // --no-opt: a test process lives about half a second, too short for V8's optimising compiler to pay back
-      // its compiles; without it the same unit tests took 13% less CPU (8 compiled test files, 3 runs each).
-      nodeArgs: ['--no-opt', '--import', './test/mutation/typescript-loader.mjs', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
+      nodeArgs: ['--import', './test/mutation/typescript-loader.mjs', '--test-reporter=tap', '-r', '{{hookFile}}', '{{testFile}}'],
       forceBail: true,
     },
     coverageAnalysis: 'perTest',
-    // Three on two cores: much of a run is waiting (the gateway's tests on real time-outs and back-offs, a hung
-    // mutant on its time-out), which a third process fills; the CPU-bound folders lose nothing by it.
-    concurrency: Number(process.env.MUTATE_CONCURRENCY ?? 3),
+    concurrency: concurrencyOf(target, process.env.MUTATE_CONCURRENCY),
     incremental: true,
     incrementalFile: `${dir}/incremental.json`,
     force,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { meetsFloor, readScores, scoreTable } from '../mutation/summary.js';
-import { allTargets, floorOf, runnerFile, targetNamed } from '../mutation/targets.js';
+import { allTargets, concurrencyOf, floorOf, runnerFile, targetNamed } from '../mutation/targets.js';
 
 /**
  * `npm run mutate` (test/mutation/): a wrong score or a wrong test list would hide the survivors it exists to
@@ -72,6 +72,13 @@ describe('mutation targets: which files, against which tests', () => {
       'test/unit/parquet-pages.test.ts', 'test/unit/quality-checks.test.ts', 'test/unit/row-loop.test.ts', 'test/unit/volume-band.test.ts', 'test/unit/parse-handler.test.ts',
     ]);
     assert.deepEqual(targetNamed(ROOT, 'definitions')!.tests.slice(-1), ['test/unit/catalog-bundle.test.ts']);
+  });
+
+  it('runs three test processes, five for the gateway folder whose tests wait on timers; MUTATE_CONCURRENCY wins', () => {
+    assert.equal(concurrencyOf(targetNamed(ROOT, 'csv')!, undefined), 3);
+    assert.equal(concurrencyOf(targetNamed(ROOT, 'gateway')!, undefined), 5);
+    assert.equal(concurrencyOf(targetNamed(ROOT, 'gateway')!, ''), 5);
+    assert.equal(concurrencyOf(targetNamed(ROOT, 'gateway')!, '1'), 1);
   });
 
   it('runs compiled tests, except those that must run through tsx', () => {
