@@ -17,6 +17,18 @@ import { esbuildOptions } from '../../lib/bundling/bundling.js';
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
+/** Runs `read` with PAYNET_REPORTS_DIR set to `dir`, then puts back what was there. */
+function withReportsDir<T>(dir: string, read: () => T): T {
+  const saved = process.env.PAYNET_REPORTS_DIR;
+  process.env.PAYNET_REPORTS_DIR = dir;
+  try {
+    return read();
+  } finally {
+    if (saved === undefined) delete process.env.PAYNET_REPORTS_DIR;
+    else process.env.PAYNET_REPORTS_DIR = saved;
+  }
+}
+
 const MODULE = fileURLToPath(new URL('../../functions/core/definitions/catalog-files.ts', import.meta.url));
 
 /** catalog-files.ts built as the deploy builds a handler entry, into a folder of its own. */
@@ -33,23 +45,14 @@ describe('the catalog in a bundle', () => {
     const sources = [{ file: 'config/reports/payouts.json', raw: { id: 'payouts' } }, { file: 'config/reports/x.json', problem: 'not JSON' }];
     const { dir, module } = await bundled(true);
     writeFileSync(join(dir, 'report-catalog.json'), JSON.stringify(sources));
-    process.env.PAYNET_REPORTS_DIR = join(dir, 'no such folder');
-    try {
-      assert.deepEqual(module.reportSources(), sources);
-    } finally {
-      delete process.env.PAYNET_REPORTS_DIR;
-    }
+    assert.deepEqual(withReportsDir(join(dir, 'no such folder'), () => module.reportSources()), sources);
   });
 
   it('an entry built without the flag reads the folder, as an extra entry of a bundle would', async () => {
     const { dir, module } = await bundled(false);
     writeFileSync(join(dir, 'report-catalog.json'), '[]');
     writeFileSync(join(dir, 'payouts.json'), JSON.stringify({ id: 'payouts' }));
-    process.env.PAYNET_REPORTS_DIR = dir;
-    try {
-      assert.deepEqual(module.reportSources().map((source: { file: string }) => source.file.split('/').pop()), ['payouts.json', 'report-catalog.json']);
-    } finally {
-      delete process.env.PAYNET_REPORTS_DIR;
-    }
+    const files = withReportsDir(dir, () => module.reportSources().map((source: { file: string }) => source.file.split('/').pop()));
+    assert.deepEqual(files, ['payouts.json', 'report-catalog.json']);
   });
 });
