@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import S3rver, { type KoaMiddleware, type S3rverEventRecord } from 's3rver';
 import { abortMultipartUploadMiddleware } from './abort-multipart.js';
 import { completeMultipartWithoutRehashing, putPartWhole } from './multipart-store.js';
+import { putObjectWhole } from './put-object-whole.js';
 
 /**
  * The local lake's S3 server (s3rver) on a thread of its own (local-lake.ts starts it). On the caller's
@@ -55,6 +56,7 @@ const answerAfterAcks: KoaMiddleware = async (_ctx, next) => {
 };
 // Koa composes its middleware list when the server starts: both go before s3rver's router.
 server.middleware.unshift(answerAfterAcks, abortMultipartUploadMiddleware(server));
+putObjectWhole(server);
 putPartWhole(server);
 completeMultipartWithoutRehashing(server);
 

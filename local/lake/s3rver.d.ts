@@ -56,6 +56,7 @@ declare module 's3rver' {
       rootDirectory: string;
       getResourcePath(bucket: string, key: string | undefined, resource: string): string;
       putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+      putObject(object: { bucket: string; key: string; content: Buffer | import('node:stream').Readable; metadata: Record<string, string> }): Promise<{ size: number; md5: string }>;
       putPart(bucket: string, uploadId: string, partNumber: number, content: import('node:stream').Readable): Promise<{ size: number; md5: string }>;
       putObjectMultipart(bucket: string, uploadId: string, parts: Array<{ number: number; etag: string }>): Promise<{ size: number; md5: string }>;
     };

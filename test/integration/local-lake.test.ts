@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { AbortMultipartUploadCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { AbortMultipartUploadCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { S3EventRecord } from 'aws-lambda';
 import { bucketNames } from '../../functions/core/naming.js';
 import { decodeS3EventKey, parseRawKey, rawKey, tableKey } from '../../functions/core/lake/s3-keys.js';
@@ -284,6 +284,37 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
     seen.add((await readAll(lake, buckets.raw, key)).sha256);
     assert.deepEqual([...seen].filter((h) => h !== first.sha256 && h !== second.sha256), [], 'no partial object was ever read');
     assert.ok(seen.has(second.sha256));
+  });
+
+  it('two PutObjects of one key at once leave one of them whole, never the start of one and the tail of the other', async () => {
+    // Two runs of the same window write its manifest at the same moment; S3 keeps the last writer's object whole.
+    const key = 'manifests/concurrent/dt=2026-11-20/2026-11-20T00-00-00.json';
+    const long = block(300, 3 * MiB);
+    const short = block(301, 2 * MiB);
+    const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    const put = (body: Buffer) => lake.client.send(new PutObjectCommand({ Bucket: buckets.curated, Key: key, Body: body }));
+    const seen = new Set<string>();
+    for (let round = 0; round < 8; round++) {
+      await Promise.all([put(long), put(short)]);
+      seen.add((await readAll(lake, buckets.curated, key)).sha256);
+    }
+    assert.deepEqual([...seen].filter((h) => h !== digest(long) && h !== digest(short)), [], 'no mixed object was ever stored');
+    assert.deepEqual(await keysUnder(lake, buckets.curated, 'manifests/concurrent/'), [key], 'no partial file listed as a key');
+  });
+
+  it('a reader sees the old object or the new one whole while a PutObject replaces it', async () => {
+    const key = rawKey('put_over', window, 'CSV');
+    const first = block(310, 4 * MiB);
+    const second = block(311, 4 * MiB);
+    const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+    await lake.client.send(new PutObjectCommand({ Bucket: buckets.raw, Key: key, Body: first }));
+    const seen = new Set<string>();
+    let done = false;
+    const put = lake.client.send(new PutObjectCommand({ Bucket: buckets.raw, Key: key, Body: second })).finally(() => (done = true));
+    while (!done) seen.add((await readAll(lake, buckets.raw, key)).sha256);
+    await put;
+    assert.equal((await readAll(lake, buckets.raw, key)).sha256, digest(second), 'the answered PUT is what a read returns');
+    assert.deepEqual([...seen].filter((h) => h !== digest(first) && h !== digest(second)), [], 'no partial object was ever read');
   });
 
   it('an upload that has returned has its ObjectCreated event registered: settled() waits for the listener', async () => {

@@ -331,9 +331,9 @@ describe('reliability: duplicate deliveries and concurrent runs', () => {
     assert.deepEqual(fetchOutcomes(run), ['Success', 'Success']);
     assert.equal(sim.requests.length, 2);
     assert.equal(run.parses.length, 2, 'each raw object raised its event');
-    // s3rver, unlike S3, rewrites an object in place, so a parse reading the raw file while the other run
-    // writes it could fail (S3 PUTs are atomic: there it cannot; here it has not been seen to). SQS would
-    // deliver such a failed message again; so does this, and the end state must then be exact.
+    // Should a parse fail while the other run's commits the same window, SQS would deliver its message
+    // again; so does this, and the end state must then be exact. (The local lake replaces
+    // s3rver's PUT so that, as on S3, neither run's parse reads a half-written raw file or manifest.)
     for (const failed of run.parses.filter((p) => p.error !== undefined)) {
       const again = await w.parse(failed.event, `redelivered-${failed.key}`);
       assert.deepEqual(again.result, { batchItemFailures: [] }, String(again.error));
