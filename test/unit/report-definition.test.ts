@@ -199,6 +199,9 @@ describe('definition errors name the file, the report and the field', () => {
     assertNames(errorOf(shipped((d) => (d.keys = []))), 'keys', 'expected array to have >=1 items');
     assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'currency' }))), 'volume.sumColumn', 'is a string column: the sum needs a decimal or bigint column');
     assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'amt' }))), 'volume.sumColumn', '"amt" is not a column name');
+    const badType = errorOf(shipped((d) => ((d.columns[4].type = 'DECIMAL(18,3)'), (d.volume = { sumColumn: 'amount' }))));
+    assertNames(badType, 'columns[4].type', 'types are written in lower case: "decimal(18,3)"');
+    assert.doesNotMatch(badType, /volume\.sumColumn|undefined/, 'only the column\'s own type is named, not a sum on a column of no kind');
     assertNames(errorOf(shipped((d) => (d.volume = { historyWeeks: 2 }))), 'volume.minHistory', 'is 3 but historyWeeks is 2');
     assertNames(errorOf(shipped((d) => (d.volume = { lowRatio: 1.5 }))), 'volume.lowRatio', 'expected number to be <1');
     assertNames(errorOf(shipped((d) => (d.volume = { highRatio: 0.9 }))), 'volume.highRatio', 'expected number to be >1');

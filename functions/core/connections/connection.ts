@@ -63,7 +63,9 @@ export function parseConnectionsVariable(text: string): Map<string, ConnectionEn
   }
   const parsed = connectionsVariableSchema.safeParse(json);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    // zod says only "Invalid key in record" of a bad name: the rule is what tells how to fix it.
+    const said = (i: z.core.$ZodIssue) => (i.code === 'invalid_key' ? `the connection name ${CONNECTION_NAME_RULE}` : i.message);
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${said(i)}`).join('; ');
     throw new ConfigurationError(`${CONNECTIONS_VARIABLE} is invalid (${problems}): the stack sets it as {"<connection>": {"endpointUrl", "secretName"}}.`);
   }
   return new Map(Object.entries(parsed.data).map(([name, c]) => [name, { name, ...c }]));

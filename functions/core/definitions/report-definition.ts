@@ -420,7 +420,8 @@ function checkQualityColumns(
   if (sum !== undefined) {
     const c = byName.get(sum);
     if (!c) ctx.addIssue({ code: 'custom', message: `"${sum}" is not a column name (the columns are ${names})`, path: ['volume', 'sumColumn'] });
-    else if (c.kind !== 'decimal' && c.kind !== 'bigint') {
+    // A column whose type was refused has no kind: its own line says what to write, and the sum is judged once it loads.
+    else if (c.kind !== undefined && c.kind !== 'decimal' && c.kind !== 'bigint') {
       ctx.addIssue({ code: 'custom', message: `"${sum}" is a ${c.kind} column: the sum needs a decimal or bigint column`, path: ['volume', 'sumColumn'] });
     }
   }
