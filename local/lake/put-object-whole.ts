@@ -4,6 +4,17 @@ import { dirname } from 'node:path';
 import type S3rver from 's3rver';
 
 let partialWrites = 0;
+/** Per object file, the last PUT's commit in line (see putObjectWhole). */
+const commits = new Map<string, Promise<void>>();
+
+/** Runs `commit` after the commits already in line for `objectPath`. */
+function inTurn(objectPath: string, commit: () => Promise<void>): Promise<void> {
+  const turn = (commits.get(objectPath) ?? Promise.resolve()).then(commit);
+  const settled = turn.catch(() => undefined);
+  commits.set(objectPath, settled);
+  void settled.then(() => commits.get(objectPath) === settled && commits.delete(objectPath));
+  return turn;
+}
 
 /**
  * s3rver 3.7 stores a PUT by opening the key's object file for writing (emptying it) and piping the request
@@ -36,9 +47,13 @@ export function putObjectWhole(server: S3rver): void {
       throw e;
     }
     await file.close();
-    await rename(partialPath, objectPath);
     const digest = md5.digest('hex');
-    await store.putMetadata(bucket, key, metadata, digest);
+    // s3rver keeps the metadata (content type, user metadata, ETag) in files beside the object's: one PUT's rename
+    // and metadata go before the next one's, so the key never ends with one writer's bytes and the other's metadata.
+    await inTurn(objectPath, async () => {
+      await rename(partialPath, objectPath);
+      await store.putMetadata(bucket, key, metadata, digest);
+    });
     return { size, md5: digest };
   };
 }

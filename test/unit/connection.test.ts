@@ -74,7 +74,7 @@ describe('the CONNECTIONS variable', () => {
   });
 
   it('names the field by its dotted path: a bad name, a missing or empty secret, an unknown field', () => {
-    assert.match(refusal('{"Acme":{"endpointUrl":"https://a.test/r","secretName":"s"}}'), /^CONNECTIONS is invalid \(Acme: the connection name must be 1-32 lower-case letters, digits or "-", starting with a letter or digit\): /);
+    assert.match(refusal('{"Acme":{"endpointUrl":"https://a.test/r","secretName":"s"}}'), /^CONNECTIONS is invalid \(Acme: "Acme" must be 1-32 lower-case letters, digits or "-", starting with a letter or digit\): /);
     assert.match(refusal('{"acme":{"endpointUrl":"https://a.test/r"}}'), /^CONNECTIONS is invalid \(acme\.secretName: /);
     assert.match(refusal('{"acme":{"endpointUrl":"https://a.test/r","secretName":""}}'), /^CONNECTIONS is invalid \(acme\.secretName: /);
     assert.match(refusal('{"acme":{"endpointUrl":"https://a.test/r","secretName":"s","login":"x"}}'), /^CONNECTIONS is invalid \(acme: .*"login"/);

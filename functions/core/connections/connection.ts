@@ -44,10 +44,15 @@ export interface ConnectionEndpoint {
  */
 export const CONNECTIONS_VARIABLE = 'CONNECTIONS';
 
-const connectionsVariableSchema = z.record(
-  connectionName,
-  z.object({ endpointUrl: z.url({ protocol: /^https?$/ }), secretName: z.string().min(1) }).strict(),
-);
+const connectionsVariableSchema = z
+  .record(z.string(), z.object({ endpointUrl: z.url({ protocol: /^https?$/ }), secretName: z.string().min(1) }).strict())
+  // Names checked here, not by a key schema, as the environment file's are: zod reports a refused record key only
+  // as "Invalid key in record".
+  .superRefine((connections, ctx) => {
+    for (const name of Object.keys(connections)) {
+      if (!CONNECTION_NAME.test(name)) ctx.addIssue({ code: 'custom', message: `"${name}" ${CONNECTION_NAME_RULE}`, path: [name] });
+    }
+  });
 
 export function encodeConnectionsVariable(connections: readonly ConnectionEndpoint[]): string {
   return JSON.stringify(Object.fromEntries(connections.map((c) => [c.name, { endpointUrl: c.endpointUrl, secretName: c.secretName }])));
@@ -63,9 +68,7 @@ export function parseConnectionsVariable(text: string): Map<string, ConnectionEn
   }
   const parsed = connectionsVariableSchema.safeParse(json);
   if (!parsed.success) {
-    // zod says only "Invalid key in record" of a bad name: the rule is what tells how to fix it.
-    const said = (i: z.core.$ZodIssue) => (i.code === 'invalid_key' ? `the connection name ${CONNECTION_NAME_RULE}` : i.message);
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${said(i)}`).join('; ');
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     throw new ConfigurationError(`${CONNECTIONS_VARIABLE} is invalid (${problems}): the stack sets it as {"<connection>": {"endpointUrl", "secretName"}}.`);
   }
   return new Map(Object.entries(parsed.data).map(([name, c]) => [name, { name, ...c }]));
