@@ -156,7 +156,7 @@ export class ReportsPipelineStack extends Stack {
     const { config: c, reports } = props;
     return new Fetch(this, 'Fetch', {
       ...functionDefaults,
-      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback, connection: r.connection })),
+      reports: reports.map((r) => ({ id: r.id, cron: r.schedule.cron, timeZone: r.schedule.timeZone, lookback: r.lookback, connections: r.connections })),
       connections: c.connections.map((k) => ({
         name: k.name,
         endpointUrl: k.gateway.endpointUrl,
@@ -237,7 +237,8 @@ export class ReportsPipelineStack extends Stack {
       parseQueue: this.parse.queue,
       deadLetterQueues,
       connectionQueues: this.fetch.queues.queues,
-      reports: reports.map((r) => ({ id: r.id, connection: r.connection })),
+      // One entry per feed: a report over three connections is in each connection's lines.
+      reports: reports.flatMap((r) => r.connections.map((connection) => ({ id: r.id, connection }))),
       parseLogGroup: this.parse.function.logGroup,
     });
   }

@@ -147,8 +147,11 @@ export async function putBytes(input: PutBytesInput): Promise<StoredObject> {
   };
 }
 
-/** Pretty-printed JSON with a final newline: manifests are read by people too. */
+/**
+ * JSON on one line with a final newline: the Glue table `loads` reads the manifests with a JSON SerDe, which takes one
+ * record per line and refuses a pretty-printed one (functions/core/lake/loads-table.ts). `jq .` shows one to a person.
+ */
 export function putJson(input: Omit<PutBytesInput, 'body' | 'contentType'> & { value: unknown }): Promise<StoredObject> {
   const { value, ...rest } = input;
-  return putBytes({ ...rest, body: `${JSON.stringify(value, null, 2)}\n`, contentType: 'application/json; charset=utf-8' });
+  return putBytes({ ...rest, body: `${JSON.stringify(value)}\n`, contentType: 'application/json; charset=utf-8' });
 }

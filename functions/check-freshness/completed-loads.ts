@@ -25,10 +25,10 @@ async function outcomeOf(s3: S3Client, bucket: string, key: string) {
   }
 }
 
-/** Whether a load of `report` completed after `since`. */
+/** Whether a load of the feed `report` completed after `since`. */
 export async function loadedSince(s3: S3Client, bucket: string, report: WatchedReport, since: Date): Promise<boolean> {
-  const startAfter = partitionStart('manifests', report.id, earliestLoadedWindowDate(report, since));
-  const listed = await listManifests(s3, bucket, areaPrefix('manifests', report.id), startAfter);
+  const startAfter = partitionStart('manifests', report, earliestLoadedWindowDate(report, since));
+  const listed = await listManifests(s3, bucket, areaPrefix('manifests', report), startAfter);
   const recent = listed.filter((m) => m.lastModified >= since).sort((a, b) => b.lastModified.getTime() - a.lastModified.getTime());
   for (const manifest of recent) {
     if (isCompletedLoad(await outcomeOf(s3, bucket, manifest.key))) return true;

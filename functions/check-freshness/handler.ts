@@ -57,9 +57,12 @@ export async function handler(event: FreshnessEvent | undefined, context?: Conte
   const bucket = requiredEnv('CURATED_BUCKET');
   const grace = graceHours();
   const now = checkTime(event);
-  const reports = (watched ??= loadCatalog().reports.map((r) => ({ id: r.id, connection: r.connection, window: r.window, lookback: r.lookback, timeZone: r.schedule.timeZone })));
+  // One watched entry per feed: a provider that stopped loading is late even while the report's other connections load.
+  const reports = (watched ??= loadCatalog()
+    .feeds()
+    .map(({ reportId, connection, report: r }) => ({ reportId, connection, window: r.window, lookback: r.lookback, timeZone: r.schedule.timeZone })));
   const late = await reportsWithoutLoads(functionS3Client(), bucket, reports, (r) => freshSince(r, grace, now));
-  const stale = late.map((r) => ({ report: r.id, connection: r.connection, lookbackHours: lookbackHours(r.window, grace) }));
+  const stale = late.map((r) => ({ report: r.reportId, connection: r.connection, lookbackHours: lookbackHours(r.window, grace) }));
   for (const s of stale) recordStale(metrics, { report: s.report, connection: s.connection, environment });
   if (stale.length) logger.warn('Reports with no completed load within their window plus the grace', { stale });
   else logger.info('Every report loaded within its window plus the grace', { checked: reports.length });

@@ -5,12 +5,15 @@ import { parseLocalDateTime, type LocalDateTime } from '../core/time/window.js';
 /**
  * What invokes the fetch function, validated before anything else runs:
  *
- * - an EventBridge Scheduler firing: `{"reportId": "transactions", "scheduledTime": "2026-11-21T00:15:00Z"}`
+ * - an EventBridge Scheduler firing: `{"reportId": "transactions", "connection": "acme", "scheduledTime": "2026-11-21T00:15:00Z"}`
  *   (the stack's schedule input; `scheduledTime` is <aws.scheduler.scheduled-time>, the same for every retry
  *   of one firing). A missing scheduledTime (someone invoking by hand with just the report) falls back to the
  *   invocation time, and the run logs that it did;
- * - a backfill request: `{"reportId": "transactions", "from": "2026-11-01", "to": "2026-11-08"}`, from
- *   inclusive and to exclusive, wall-clock dates or date-times in the report's time zone.
+ * - a backfill request: `{"reportId": "transactions", "connection": "acme", "from": "2026-11-01", "to": "2026-11-08"}`,
+ *   from inclusive and to exclusive, wall-clock dates or date-times in the report's time zone.
+ *
+ * Both name a feed: the report and one of its connections (connections/feed.ts). `connection` may be left out for a
+ * report over one connection (an event written before feeds, or by hand); the run resolves it (ReportCatalog.feed).
  *
  * Unknown fields are refused, so a typo ("form") fails loudly instead of silently meaning "scheduled run".
  *
@@ -19,10 +22,12 @@ import { parseLocalDateTime, type LocalDateTime } from '../core/time/window.js';
  */
 
 const reportId = z.string().min(1, 'must name a report definition (config/reports/)');
+const connection = z.string().min(1, "must name one of the report's connections").optional();
 
 const scheduledEvent = z
   .object({
     reportId,
+    connection,
     scheduledTime: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 instant such as "2026-11-21T00:15:00Z"' }).optional(),
   })
   .strict();
@@ -36,14 +41,20 @@ const localDateTime = z.string().transform((text, ctx) => {
   }
 });
 
-const backfillEvent = z.object({ reportId, from: localDateTime, to: localDateTime }).strict();
+const backfillEvent = z.object({ reportId, connection, from: localDateTime, to: localDateTime }).strict();
+
+/** The feed a request names; `connection` absent only for a report over one connection. */
+interface RequestedFeed {
+  reportId: string;
+  connection?: string;
+}
 
 export type FetchRequest =
-  | { kind: 'scheduled'; reportId: string; scheduledTime: Date | undefined }
-  | { kind: 'backfill'; reportId: string; from: LocalDateTime; to: LocalDateTime };
+  | ({ kind: 'scheduled'; scheduledTime: Date | undefined } & RequestedFeed)
+  | ({ kind: 'backfill'; from: LocalDateTime; to: LocalDateTime } & RequestedFeed);
 
 const SHAPES =
-  'Expected a Scheduler invocation {"reportId", "scheduledTime"} or a backfill request {"reportId", "from", "to"} ' +
+  'Expected a Scheduler invocation {"reportId", "connection", "scheduledTime"} or a backfill request {"reportId", "connection", "from", "to"} ' +
   '(dates YYYY-MM-DD or date-times YYYY-MM-DDTHH:mm:ss in the report\'s time zone; from inclusive, to exclusive).';
 
 /** Validates the invocation event; the ConfigurationError names every bad field and the two accepted shapes. */
@@ -57,8 +68,9 @@ export function parseFetchEvent(event: unknown): FetchRequest {
     throw new ConfigurationError(`The fetch function's event is invalid (${problems.join('; ')}). ${SHAPES}`);
   }
   const data = parsed.data;
-  if ('from' in data) return { kind: 'backfill', reportId: data.reportId, from: data.from, to: data.to };
-  return { kind: 'scheduled', reportId: data.reportId, scheduledTime: data.scheduledTime ? new Date(data.scheduledTime) : undefined };
+  const feed = { reportId: data.reportId, ...(data.connection !== undefined ? { connection: data.connection } : {}) };
+  if ('from' in data) return { kind: 'backfill', ...feed, from: data.from, to: data.to };
+  return { kind: 'scheduled', ...feed, scheduledTime: data.scheduledTime ? new Date(data.scheduledTime) : undefined };
 }
 
 /**

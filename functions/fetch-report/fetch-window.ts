@@ -3,7 +3,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { renderBody } from '../core/gateway/body-template.js';
 import { expectationOf } from '../core/gateway/answer.js';
 import { fetchReport, type GatewayClientOptions, type GatewayEvent } from '../core/gateway/client.js';
-import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import type { Feed } from '../core/connections/feed.js';
 import { rawKey } from '../core/lake/s3-keys.js';
 import type { GatewaySecret } from '../core/gateway/secret.js';
 import { formatLocalDateTime, type ReportWindow } from '../core/time/window.js';
@@ -39,6 +39,7 @@ export interface FetchWindowDeps {
  */
 export interface FetchedWindow extends StoredObject {
   reportId: string;
+  connection: string;
   /** Wall-clock "YYYY-MM-DDTHH:mm:ss" in the report's zone; end exclusive. */
   windowStart: string;
   windowEnd: string;
@@ -64,10 +65,11 @@ const FALLBACK_CONTENT_TYPE = { csv: 'text/csv', pdf: 'application/pdf' } as con
 const headerSafe = (v: string) => v.replace(/[^\x20-\x7e]/g, '?').slice(0, 256);
 
 export async function fetchWindow(
-  input: { report: ReportDefinition; window: ReportWindow; endpointUrl: string; secret: GatewaySecret; runId: string; logger: Logger },
+  input: { feed: Feed; window: ReportWindow; endpointUrl: string; secret: GatewaySecret; runId: string; logger: Logger },
   deps: FetchWindowDeps,
 ): Promise<FetchedWindow> {
-  const { report, window, endpointUrl, secret, runId, logger } = input;
+  const { feed, window, endpointUrl, secret, runId, logger } = input;
+  const report = feed.report;
   const now = deps.now ?? (() => new Date());
   const started = performance.now();
   const answer = await fetchReport({
@@ -79,7 +81,7 @@ export async function fetchWindow(
     signal: deps.signal,
     onEvent: (event) => logGatewayEvent(logger, event),
   });
-  const key = rawKey(report.id, window, answer.fileExtension);
+  const key = rawKey(feed, window, answer.fileExtension);
   const contentType = answer.contentType || FALLBACK_CONTENT_TYPE[answer.kind];
   const stored = await uploadStream({
     client: deps.s3,
@@ -92,6 +94,7 @@ export async function fetchWindow(
     // What the parse function and a person looking at the object need to place it without its key.
     metadata: {
       'report-id': report.id,
+      connection: feed.connection,
       'window-start': formatLocalDateTime(window.start),
       'window-end': formatLocalDateTime(window.end),
       'time-zone': report.schedule.timeZone,
@@ -118,6 +121,7 @@ export async function fetchWindow(
   }
   return {
     reportId: report.id,
+    connection: feed.connection,
     windowStart: formatLocalDateTime(window.start),
     windowEnd: formatLocalDateTime(window.end),
     bucket: stored.bucket,

@@ -6,7 +6,7 @@ import { refuseUnprojectedWindows, type ProjectionSetting } from '../core/lake/p
 import type { ReportCatalog } from '../core/definitions/catalog.js';
 import type { GatewaySecret } from '../core/gateway/secret.js';
 import type { ReportWindow } from '../core/time/window.js';
-import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import type { Feed } from '../core/connections/feed.js';
 import { recordFetch, type FetchOutcome } from '../aws/metrics.js';
 import type { FetchRequest } from './fetch-event.js';
 import { fetchWindow, windowLabel, type FetchedWindow, type FetchWindowDeps } from './fetch-window.js';
@@ -65,6 +65,7 @@ export interface FetchRunDeps extends FetchWindowDeps {
 export interface FetchRunResult {
   runId: string;
   reportId: string;
+  connection: string;
   kind: FetchRequest['kind'];
   /** Newest first, as fetched. */
   windows: FetchedWindow[];
@@ -76,13 +77,13 @@ const codeOf = (e: unknown): FetchOutcome => (isPipelineError(e) ? e.code : 'Une
 export class WindowFetchFailures extends AggregateError {
   readonly retryable: boolean;
   constructor(
-    readonly reportId: string,
+    readonly feed: string,
     readonly failures: ReadonlyArray<{ window: string; code: FetchOutcome; error: unknown }>,
     readonly attempted: number,
   ) {
     super(
       failures.map((f) => f.error),
-      `${failures.length} of ${attempted} window(s) of report "${reportId}" failed: ` +
+      `${failures.length} of ${attempted} window(s) of ${feed} failed: ` +
         failures.map((f) => `${f.window} ${f.code}`).join(', ') +
         '. Each window\'s error is logged with its window; the others were stored. Retry the run, or backfill those windows.',
     );
@@ -93,8 +94,9 @@ export class WindowFetchFailures extends AggregateError {
 
 export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, runId: string): Promise<FetchRunResult> {
   const now = deps.now ?? (() => new Date());
-  const report = deps.catalog.get(request.reportId);
-  const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: request.reportId, connection: report.connection } });
+  const feed = deps.catalog.feed(request.reportId, request.connection);
+  const report = feed.report;
+  const runLogger = deps.logger.createChild({ persistentKeys: { runId, report: feed.reportId, connection: feed.connection } });
   const plan = planWindows(request, report, now());
   if (deps.projection) refuseUnprojectedWindows(report.id, plan.windows, deps.projection, now());
   const labels = plan.windows.map(windowLabel);
@@ -110,11 +112,11 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
     windows: labels,
   });
 
-  const dims = { report: report.id, connection: report.connection, environment: deps.environment };
+  const dims = { report: report.id, connection: feed.connection, environment: deps.environment };
   const fetched: FetchedWindow[] = [];
   const failures: Array<{ window: string; code: FetchOutcome; error: unknown }> = [];
 
-  const connection = deps.connectionOf(report.connection);
+  const connection = deps.connectionOf(feed.connection);
   const credentials = new RunCredentials(connection);
   try {
     await credentials.load();
@@ -139,7 +141,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
         ? undefined
         : windowBudget(deps.signal, windowShareMs(deps.runDeadlineAt, Date.now(), i, plan.windows.length), label, left);
     try {
-      const target = { report, window, endpointUrl: connection.endpointUrl, runId, logger };
+      const target = { feed, window, endpointUrl: connection.endpointUrl, runId, logger };
       const result = await fetchSigned(target, credentials, { ...deps, signal: budget?.signal ?? deps.signal });
       fetched.push(result);
       logger.info('Window stored', { ...result });
@@ -163,12 +165,12 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
 
   runLogger.info('Fetch run finished', { stored: fetched.length, failed: failures.length });
   if (failures.length === 1) throw failures[0]!.error;
-  if (failures.length > 1) throw new WindowFetchFailures(report.id, failures, plan.windows.length);
-  return { runId, reportId: report.id, kind: request.kind, windows: fetched };
+  if (failures.length > 1) throw new WindowFetchFailures(`report "${report.id}" over connection "${feed.connection}"`, failures, plan.windows.length);
+  return { runId, reportId: report.id, connection: feed.connection, kind: request.kind, windows: fetched };
 }
 
 /** What fetchWindow is asked for, bar the secret, which the run's credentials supply. */
-type WindowTarget = { report: ReportDefinition; window: ReportWindow; endpointUrl: string; runId: string; logger: Logger };
+type WindowTarget = { feed: Feed; window: ReportWindow; endpointUrl: string; runId: string; logger: Logger };
 
 /**
  * One window signed with the run's credentials. When the gateway refuses them and the connection's secret has changed

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { HistoryLoad } from '../core/quality/checks.js';
-import type { ReportDefinition } from '../core/definitions/report-definition.js';
+import type { Feed } from '../core/connections/feed.js';
 import { manifestKey } from '../core/lake/s3-keys.js';
 import { historyWindows } from '../core/quality/volume-band.js';
 import type { ReportWindow } from '../core/time/window.js';
@@ -9,8 +9,8 @@ import { readManifest } from '../aws/manifests.js';
 import type { LoadManifest } from '../core/lake/load-manifest.js';
 
 /**
- * The history a window's volume check compares it with: the load manifests of the same slot in earlier
- * weeks (functions/core/quality/volume-band.ts historyWindows), one GET each at a key computed from the window,
+ * The history a window's volume check compares it with: the load manifests of the same feed's same slot in earlier
+ * weeks (never another connection's: two providers' counts never mix) (functions/core/quality/volume-band.ts historyWindows), one GET each at a key computed from the window,
  * never a listing. A missing manifest, or one whose load did not succeed, is a week without history. The
  * window's own manifest is never among them, so re-loading a window (lookback) judges it afresh.
  *
@@ -20,9 +20,10 @@ import type { LoadManifest } from '../core/lake/load-manifest.js';
 export async function readHistory(
   s3: S3Client,
   curatedBucket: string,
-  report: ReportDefinition,
+  feed: Feed,
   window: ReportWindow,
 ): Promise<{ history: HistoryLoad[]; problem?: string }> {
+  const report = feed.report;
   if (!report.volume.enabled) return { history: [] };
   const windows = historyWindows(window, report.volume);
   const problems: string[] = [];
@@ -30,7 +31,7 @@ export async function readHistory(
     windows.map(async (w): Promise<HistoryLoad> => {
       let manifest: Partial<LoadManifest>;
       try {
-        manifest = await readManifest(s3, curatedBucket, manifestKey(report.id, w));
+        manifest = await readManifest(s3, curatedBucket, manifestKey(feed, w));
       } catch (e) {
         if (e instanceof ObjectNotFound) return { window: w };
         if (e instanceof SyntaxError) return { window: w }; // not JSON: not a load this check can use

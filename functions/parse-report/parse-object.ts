@@ -9,6 +9,7 @@ import { definitionRecord } from '../core/definitions/fingerprint.js';
 import { isPipelineError } from '../core/errors.js';
 import { FINDING_LOG_MESSAGE, findingsOf, qualityChecks, type QualityCheck } from '../core/quality/checks.js';
 import type { ReportCatalog } from '../core/definitions/catalog.js';
+import type { Feed } from '../core/connections/feed.js';
 import type { ReportDefinition } from '../core/definitions/report-definition.js';
 import { keysFor, parseRawKey, type RawKeyParts } from '../core/lake/s3-keys.js';
 import { formatLocalDateTime, parseWindowSize, wallClockIn, windowAt, type LocalDateTime, type ReportWindow } from '../core/time/window.js';
@@ -86,6 +87,7 @@ export type ParseResult =
       outcome: LoadManifest['outcome'];
       key: string;
       reportId: string;
+      connection: string;
       manifestKey: string;
       manifest: LoadManifest;
       /** Set when outcome is "failed": the typed error, for the caller to report. */
@@ -175,6 +177,7 @@ interface ParseRun {
   readonly object: RawObjectRef;
   readonly deps: ParseDeps;
   readonly runId: string;
+  readonly feed: Feed;
   readonly report: ReportDefinition;
   readonly window: ReportWindow;
   readonly keys: ReturnType<typeof keysFor>;
@@ -208,16 +211,17 @@ interface Judged {
 /** The report, window, keys and logger the raw key names, the clock started. */
 function startParse(object: RawObjectRef, deps: ParseDeps, runId: string, parts: RawKeyParts): ParseRun {
   const now = deps.now ?? (() => new Date());
-  const report = deps.catalog.get(parts.reportId);
+  const feed = deps.catalog.feed(parts.reportId, parts.connection);
+  const report = feed.report;
   const window = windowAt(parts.start, parseWindowSize(report.window));
-  const keys = keysFor(report.id, window, parts.format);
+  const keys = keysFor(feed, window, parts.format);
   const label = `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}`;
-  const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, connection: report.connection, window: label, sourceKey: object.key } });
-  const dims = { report: report.id, connection: report.connection, environment: deps.environment };
+  const logger = deps.logger.createChild({ persistentKeys: { runId, report: report.id, connection: feed.connection, window: label, sourceKey: object.key } });
+  const dims = { report: report.id, connection: feed.connection, environment: deps.environment };
   const startedAt = now();
   const t0 = performance.now();
   const source: SourceRef = { bucket: object.bucket, key: object.key, ...(object.versionId ? { versionId: object.versionId } : {}) };
-  return { object, deps, runId, report, window, keys, logger, dims, now, startedAt, t0, source };
+  return { object, deps, runId, feed, report, window, keys, logger, dims, now, startedAt, t0, source };
 }
 
 /** The raw object opened for reading, its source completed from what S3 says of it; undefined when it is gone. */
@@ -336,10 +340,10 @@ async function publish(run: ParseRun, sinks: LoadSinks): Promise<boolean> {
 
 /** The loaded window's lag and data checks, and its manifest with them. */
 async function judge(run: ParseRun, conversion: Manifest): Promise<Judged> {
-  const { deps, report, window, logger, now } = run;
+  const { deps, feed, report, window, logger, now } = run;
   const loadLagSeconds = lagSeconds(window, now(), report.schedule.timeZone);
   // The data checks judge what was written against earlier weeks' manifests; whatever they find, the load stands.
-  const { history, problem } = await readHistory(deps.s3, deps.curatedBucket, report, window);
+  const { history, problem } = await readHistory(deps.s3, deps.curatedBucket, feed, window);
   if (problem) logger.error('Could not read the history of the volume check: the window is not judged', { problem });
   const checks = qualityChecks({ report, window, rowsWritten: conversion.rowsWritten, tally: conversion.tally, history, historyProblem: problem });
   const sumColumn = report.volume.sumColumn;
@@ -415,6 +419,7 @@ function manifestFor(run: ParseRun, outcome: LoadManifest['outcome'], extra: Par
   return {
     manifestVersion: MANIFEST_VERSION,
     reportId: report.id,
+    connection: run.feed.connection,
     window: { start: formatLocalDateTime(window.start), end: formatLocalDateTime(window.end), timeZone: report.schedule.timeZone },
     outcome,
     ...extra,
@@ -451,6 +456,7 @@ function resultOf(run: ParseRun, manifest: LoadManifest, error?: unknown): Parse
     outcome: manifest.outcome,
     key: run.object.key,
     reportId: run.report.id,
+    connection: run.feed.connection,
     manifestKey: run.keys.manifest,
     manifest,
     ...(error === undefined ? {} : { error }),

@@ -12,7 +12,7 @@ export interface AnalystsProps {
   /** The database construct, when in this stack: names the table wildcard cdk-nag reports. */
   readonly database?: IConstruct;
   readonly workGroupName: string;
-  /** Read under tables/ only: rejects and manifests are for operators. */
+  /** Read under tables/ and manifests/ (the `loads` table) only: rejects are for operators. */
   readonly curatedBucket: s3.IBucket;
   /** The workgroup's result location, athena/ (lib/constructs/catalog.ts). */
   readonly resultsBucket: s3.IBucket;
@@ -79,13 +79,14 @@ export class Analysts extends Construct {
         new iam.PolicyStatement({
           sid: 'ReadTheTables',
           actions: ['s3:GetObject'],
-          resources: [props.curatedBucket.arnForObjects(`${TABLES_PREFIX}*`)],
+          // manifests/: the `loads` table, which providers a day's numbers include (functions/core/lake/loads-table.ts).
+          resources: [props.curatedBucket.arnForObjects(`${TABLES_PREFIX}*`), props.curatedBucket.arnForObjects(`${PREFIX.manifests}*`)],
         }),
         new iam.PolicyStatement({
           sid: 'ListTheTables',
           actions: ['s3:ListBucket'],
           resources: [props.curatedBucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': [`${TABLES_PREFIX}*`] } },
+          conditions: { StringLike: { 's3:prefix': [`${TABLES_PREFIX}*`, `${PREFIX.manifests}*`] } },
         }),
         new iam.PolicyStatement({
           sid: 'ReadAndWriteQueryResults',
@@ -125,6 +126,7 @@ export class Analysts extends Construct {
     const logicalId = (c: IConstruct) => stack.resolve((c.node.defaultChild as CfnElement).logicalId) as string;
     const findings: Array<[string, string]> = [
       [`<${logicalId(props.curatedBucket)}.Arn>/${TABLES_PREFIX}*`, 'Reads every Parquet file of every report table: S3 object permissions are per key, so the tables/ prefix is the narrowest grant.'],
+      [`<${logicalId(props.curatedBucket)}.Arn>/${PREFIX.manifests}*`, 'Reads every load manifest, the loads table: S3 object permissions are per key, so the manifests/ prefix is the narrowest grant.'],
       [`<${logicalId(props.resultsBucket)}.Arn>/${RESULTS_PREFIX}*`, "Reads and writes the workgroup's query results: Athena names each result file by query id, so the athena/ prefix is the narrowest grant."],
     ];
     if (props.database) {

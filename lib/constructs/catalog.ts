@@ -6,8 +6,9 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { DEFAULT_PROJECTION_START, DT_FORMAT, projectionRange } from '../../functions/core/lake/partition-projection.js';
-import { tableLocationTemplate, tablePrefix } from '../../functions/core/lake/s3-keys.js';
-import { glueColumns, PARTITION_KEY, PARTITION_KEYS } from '../../functions/core/definitions/table-schema.js';
+import { PREFIX, tableLocationTemplate, tablePrefix } from '../../functions/core/lake/s3-keys.js';
+import { LOADS_COLUMNS, LOADS_PARTITION_KEYS, LOADS_TABLE, loadsLocationTemplate, REPORT_KEY } from '../../functions/core/lake/loads-table.js';
+import { CONNECTION_KEY, glueColumns, PARTITION_KEY, PARTITION_KEYS } from '../../functions/core/definitions/table-schema.js';
 import { refuseWhatTrinoCannotParse } from '../saved-queries/saved-query-grammar.js';
 import { readReportQueries } from '../saved-queries/saved-queries.js';
 
@@ -40,8 +41,8 @@ export const workGroupName = (environment: string): string => `paynet-reports-${
 export { QUERIES_DIR_VARIABLE, queriesRoot, readNamedQueries, readReportQueries, type NamedQuerySource } from '../saved-queries/saved-queries.js';
 
 /**
- * The query side: a Glue database with one Parquet table per report over curated/tables/<report>/,
- * partitioned by dt with partition projection; an Athena workgroup that enforces encrypted results
+ * The query side: a Glue database with one Parquet table per report over curated/tables/<report>/, every feed of
+ * the report in it, partitioned by connection and dt with partition projection; a `loads` table over the load manifests; an Athena workgroup that enforces encrypted results
  * and a scan limit; and the shared analyst queries as named queries.
  */
 export class Catalog extends Construct {
@@ -49,6 +50,8 @@ export class Catalog extends Construct {
   readonly tables: Record<string, glue.S3Table> = {};
   readonly workGroup: athena.CfnWorkGroup;
   readonly namedQueries: athena.CfnNamedQuery[] = [];
+  /** The load manifests as a table: report, connection, window, outcome, rows (functions/core/lake/loads-table.ts). */
+  readonly loadsTable: glue.S3Table;
 
   constructor(scope: Construct, id: string, props: CatalogProps) {
     super(scope, id);
@@ -73,10 +76,13 @@ export class Catalog extends Construct {
         // The same function generates the Parquet schema the parse function writes: no second copy of the columns.
         columns: glueColumns(report.columns).map(toGlueColumn),
         partitionKeys: PARTITION_KEYS.map(toGlueColumn),
-        // Partition projection: Athena computes the dt=... partitions itself, so no crawler and no MSCK REPAIR. The
+        // Partition projection: Athena computes the connection=.../dt=... partitions itself, so no crawler and no MSCK REPAIR. The
         // range ends a day past today in UTC, so a window east of UTC is visible the moment it loads
         // (functions/core/lake/partition-projection.ts).
         partitionProjection: {
+          // The feeds' connections: Athena reads connection=<name>/ of exactly these, so a query over every provider is
+          // one table, and a connection added to the definition appears with the next deploy.
+          [CONNECTION_KEY]: glue.PartitionProjectionConfiguration.enum({ values: [...report.connections] }),
           [PARTITION_KEY]: glue.PartitionProjectionConfiguration.date({
             min: start,
             max: end,
@@ -90,6 +96,8 @@ export class Catalog extends Construct {
         hasEncryptedData: false,
       });
     }
+
+    this.loadsTable = loadsTable(this, { ...props, database: this.database }, start, end);
 
     this.workGroup = new athena.CfnWorkGroup(this, 'WorkGroup', {
       name: workGroupName(props.environment),
@@ -110,7 +118,7 @@ export class Catalog extends Construct {
       },
     });
 
-    const saved = props.reports.flatMap((r) => readReportQueries(r.id, props.queriesDir).map((query) => ({ report: r.id, ...query })));
+    const saved = props.reports.flatMap((r) => readReportQueries(r, props.queriesDir).map((query) => ({ report: r.id, ...query })));
     // Athena engine v3 is Trino: a query only DuckDB parses (x::varchar, QUALIFY) stops the synthesis, every such file named.
     refuseWhatTrinoCannotParse(saved);
     for (const q of saved) {
@@ -126,6 +134,35 @@ export class Catalog extends Construct {
       );
     }
   }
+}
+
+/**
+ * The `loads` table (functions/core/lake/loads-table.ts): the load manifests as rows, every feed of every report,
+ * report, connection and dt projected as the report tables' partitions are. One table, not one per report: a
+ * coverage question across reports is one query.
+ */
+function loadsTable(scope: Construct, props: CatalogProps & { database: glue.Database }, start: string, end: string): glue.S3Table {
+  return new glue.S3Table(scope, 'LoadsTable', {
+    database: props.database,
+    tableName: LOADS_TABLE,
+    description: 'One row per load attempt of a window of a feed (report, connection): outcome, window, rows. Which providers a day includes.',
+    storage: glue.S3TableStorage.fromBucket(props.curatedBucket),
+    s3Prefix: PREFIX.manifests,
+    dataFormat: glue.DataFormat.JSON,
+    columns: LOADS_COLUMNS.map((c) => toGlueColumn({ name: c.name, type: c.athena })),
+    partitionKeys: LOADS_PARTITION_KEYS.map((name) => toGlueColumn({ name, type: 'string' })),
+    partitionProjection: {
+      [REPORT_KEY]: glue.PartitionProjectionConfiguration.enum({ values: props.reports.map((r) => r.id) }),
+      [CONNECTION_KEY]: glue.PartitionProjectionConfiguration.enum({ values: [...new Set(props.reports.flatMap((r) => r.connections))] }),
+      [PARTITION_KEY]: glue.PartitionProjectionConfiguration.date({ min: start, max: end, format: DT_FORMAT }),
+    },
+    parameters: {
+      'storage.location.template': `s3://${props.curatedBucket.bucketName}/${loadsLocationTemplate()}`,
+      // The manifest names it `finishedAt`; SerDe column names are lower case, matched without regard to case.
+      'case.insensitive': 'true',
+    },
+    hasEncryptedData: false,
+  });
 }
 
 /** Athena type strings (from table-schema.ts) as Glue columns; all of them are primitive types. */

@@ -28,8 +28,8 @@ export interface ScheduledReport {
   readonly timeZone: string;
   /** Each scheduled run fetches its window and `lookback` more, all within one time-out. */
   readonly lookback: number;
-  /** The connection it is fetched over: its runs wait in that connection's queue. */
-  readonly connection: string;
+  /** The connections it is fetched over: one schedule per feed (report, connection), whose runs wait in that connection's queue. */
+  readonly connections: readonly string[];
 }
 
 /** A connection as the fetch side needs it: where its requests go, with which secret, and how many at once. */
@@ -106,8 +106,8 @@ export const KEEP_ALIVE_EVERY = Duration.days(1);
 const RAW_PREFIX = PREFIX.raw;
 
 /**
- * The fetch side: one EventBridge Scheduler schedule per report sends {reportId, scheduledTime} to the queue of the
- * report's connection (lib/constructs/fetch-queues.ts), and the fetch function reads every queue: it reads the
+ * The fetch side: one EventBridge Scheduler schedule per feed (a report over one of its connections) sends
+ * {reportId, connection, scheduledTime} to the queue of that connection (lib/constructs/fetch-queues.ts), and the fetch function reads every queue: it reads the
  * connection's credentials, calls its gateway and streams the file into the raw bucket. The queues bound the requests
  * in flight to each gateway. Three dead-letter queues: events the scheduler could not deliver to a queue, runs that
  * failed (the queues' own), and asynchronous invocations that failed (Lambda's on-failure destination).
@@ -162,7 +162,11 @@ export class Fetch extends Construct {
     });
     const queueRole = this.addSchedulerRole(props);
     const scopeOf = props.scopeOfReport ?? (() => this);
-    for (const report of props.reports) this.schedules.push(this.addSchedule(scopeOf(report.id), report, queueRole, props.schedulesEnabled));
+    for (const report of props.reports) {
+      for (const connection of report.connections) {
+        this.schedules.push(this.addSchedule(scopeOf(report.id), { report, connection }, queueRole, props.schedulesEnabled));
+      }
+    }
     if (props.egress) this.keepAlive = this.addKeepAlive(props.environment);
   }
 
@@ -214,20 +218,22 @@ export class Fetch extends Construct {
     return role;
   }
 
-  private addSchedule(scope: Construct, report: ScheduledReport, role: iam.IRole, enabled: boolean): scheduler.Schedule {
-    const schedule = new scheduler.Schedule(scope, `Schedule-${report.id}`, {
+  private addSchedule(scope: Construct, feed: { report: ScheduledReport; connection: string }, role: iam.IRole, enabled: boolean): scheduler.Schedule {
+    const { report, connection } = feed;
+    const schedule = new scheduler.Schedule(scope, `Schedule-${report.id}-${connection}`, {
       scheduleGroup: this.scheduleGroup,
-      description: `Fetch report "${report.id}" over connection "${report.connection}" (${report.cron} ${report.timeZone})`,
+      description: `Fetch report "${report.id}" over connection "${connection}" (${report.cron} ${report.timeZone})`,
       schedule: scheduler.ScheduleExpression.expression(report.cron, TimeZone.of(report.timeZone)),
       // Runs at the time the definition says: the report window is computed from it.
       timeWindow: scheduler.TimeWindow.off(),
       enabled,
-      target: new FifoQueueTarget(this.queues.queueOf(report.connection), {
+      target: new FifoQueueTarget(this.queues.queueOf(connection), {
         role,
-        messageGroupId: this.queues.messageGroupIdOf(report.connection, report.id),
+        messageGroupId: this.queues.messageGroupIdOf(connection, report.id),
         // scheduledTime stays the same across retries, so a late delivery still fetches the intended window.
         input: scheduler.ScheduleTargetInput.fromObject({
           reportId: report.id,
+          connection,
           scheduledTime: scheduler.ContextAttribute.scheduledTime,
         }),
         retryAttempts: 3,

@@ -508,7 +508,7 @@ export function loadEnvironments(sources: readonly EnvironmentSource[] = readEnv
  */
 export function refuseUndefinedConnections(catalog: ReportCatalog, environments: readonly EnvironmentConfig[]): void {
   refuseConnectionProblems(
-    catalog.reports.map((r) => ({ id: r.id, file: catalog.fileOf(r.id), connection: r.connection })),
+    catalog.feeds().map((f) => ({ id: f.reportId, file: catalog.fileOf(f.reportId), connection: f.connection })),
     environments.map((e) => ({ file: `config/environments/${e.name}.json`, names: e.connections.map((c) => c.name) })),
   );
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { projectPath } from '../bundling/project.js';
+import { COVERAGE_QUERY, coverageQuery } from './coverage-query.js';
 
 /**
  * The saved queries (queries/<report>/*.sql): read by the stack (lib/constructs/catalog.ts publishes them as Athena
@@ -30,12 +31,14 @@ export const queriesRoot = (): string => process.env[QUERIES_DIR_VARIABLE] || pr
 
 /**
  * A report's saved queries: queries/<report>/*.sql, run on its table by `npm start` and published as Athena
- * named queries. A report may have none (no folder). A folder whose report is not in the catalog is not
+ * named queries, and the built-in coverage query (coverage-query.ts). A report may have no folder. A folder whose report is not in the catalog is not
  * published: the queries would name a table that does not exist.
  */
-export function readReportQueries(reportId: string, root: string = queriesRoot()): NamedQuerySource[] {
-  const dir = join(root, reportId);
-  return existsSync(dir) ? readNamedQueries(dir) : [];
+export function readReportQueries(report: { id: string; connections: readonly string[] }, root: string = queriesRoot()): NamedQuerySource[] {
+  const dir = join(root, report.id);
+  const files = existsSync(dir) ? readNamedQueries(dir) : [];
+  // The coverage query is every report's (coverage-query.ts); a file of that name replaces it.
+  return files.some((q) => q.name === COVERAGE_QUERY) ? files : [...files, coverageQuery(report)];
 }
 
 /** Reads DIR/*.sql: the name is the file name, the description its leading `--` comment lines. */

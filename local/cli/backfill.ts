@@ -8,7 +8,8 @@ import type { ReportCatalog } from '../../functions/core/definitions/catalog.js'
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
 import { loadEnvironments } from '../../lib/environment/environments.js';
-import { selectReports } from '../args/report-selection.js';
+import { selectFeeds } from '../args/report-selection.js';
+import { feedLabel, type Feed } from '../../functions/core/connections/feed.js';
 import { parseConnectionFlags, realGatewaysOf } from '../connections/connection-flags.js';
 import { localRequestBounds } from '../connections/request-bound.js';
 import { lambdaWindowRunner } from '../pipeline/backfill-lambda.js';
@@ -50,6 +51,8 @@ import { simulatorVolume } from '../args/option-values.js';
 export interface BackfillCommandOptions {
   /** Reports to backfill (`--report`, repeatable); default: every report of the catalog. */
   report?: string | string[];
+  /** Connections to backfill them over (`--connection`, repeatable); default: every connection of each report. */
+  connection?: string | string[];
   from: string;
   to: string;
   /** Windows in flight at once (default 2: the fetch function's reserved concurrency). */
@@ -121,11 +124,15 @@ function checkFlags(opts: BackfillCommandOptions): void {
 
 const listOf = (v: string | readonly string[] | undefined): readonly string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
 
-/** The reports and their windows of [--from, --to), each refused before any work if a window is incomplete or unprojected. */
-function plannedReports(catalog: ReportCatalog, opts: BackfillCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; windows: ReportWindow[] }> {
+/**
+ * The feeds (each report over each of its connections, or those --connection names) and their windows of
+ * [--from, --to), each refused before any work if a window is incomplete or unprojected.
+ */
+function plannedReports(catalog: ReportCatalog, opts: BackfillCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; feed: Feed; windows: ReportWindow[] }> {
   const named = listOf(opts.report).length > 0;
-  const selected = selectReports(catalog, opts.report);
-  const planned: Array<{ report: ReportDefinition; windows: ReportWindow[] }> = [];
+  const feeds = selectFeeds(catalog, opts.report, opts.connection);
+  const selected = [...new Set(feeds.map((f) => f.report))];
+  const planned: Array<{ report: ReportDefinition; feed: Feed; windows: ReportWindow[] }> = [];
   for (const report of selected) {
     let windows: ReportWindow[];
     try {
@@ -139,7 +146,7 @@ function plannedReports(catalog: ReportCatalog, opts: BackfillCommandOptions, pr
     refuseIncompleteWindows(report, windows, { allowIncomplete: opts.allowIncomplete });
     // Athena would never show a window outside its projected dates: refuse it before anything is fetched.
     refuseUnprojectedWindows(report.id, windows, localProjectionSetting(), new Date());
-    planned.push({ report, windows });
+    for (const feed of feeds.filter((f) => f.report === report)) planned.push({ report, feed, windows });
   }
   if (!planned.length) throw new ConfigurationError(`No report has a window starting in [${opts.from}, ${opts.to}).`);
   return planned;
@@ -198,16 +205,16 @@ async function backfillDeployed(state: BackfillState, planned: ReturnType<typeof
   const boundOf = deployedBounds(opts.environment);
   const client = new LambdaClient({ ...(opts.region ? { region: opts.region } : {}), maxAttempts: INVOKE_MAX_ATTEMPTS });
   await requireAwsAccess(client, 'pass --region');
-  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
+  const summaries: Array<{ reportId: string; connection: string; summary: BackfillSummary }> = [];
   try {
-    for (const { report, windows } of planned) {
-      state.left = planned.slice(planned.findIndex((p) => p.report === report) + 1).map((p) => p.report.id);
-      const bound = boundOf(report.connection);
+    for (const [at, { report, feed, windows }] of planned.entries()) {
+      state.left = planned.slice(at + 1).map((p) => feedLabel(p.feed));
+      const bound = boundOf(feed.connection);
       const concurrency = Math.min(opts.concurrency, bound.limit);
-      const capped = concurrency < opts.concurrency ? ` (the connection "${report.connection}" allows ${bound.limit}: ${bound.source})` : '';
-      const plan = `${planOf(report, windows, concurrency)}${capped}, by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`;
-      const runWindow = lambdaWindowRunner({ client, functionName: opts.functionName!, reportId: report.id });
-      summaries.push({ reportId: report.id, summary: await backfillReport(state, { report, windows, concurrency, plan }, opts, print, { runWindow }) });
+      const capped = concurrency < opts.concurrency ? ` (the connection "${feed.connection}" allows ${bound.limit}: ${bound.source})` : '';
+      const plan = `${planOf(report, windows, concurrency)}${capped}, over connection "${feed.connection}", by invoking ${opts.functionName}${opts.region ? ` in ${opts.region}` : ''}.`;
+      const runWindow = lambdaWindowRunner({ client, functionName: opts.functionName!, feed });
+      summaries.push({ reportId: report.id, connection: feed.connection, summary: await backfillReport(state, { report, windows, concurrency, plan }, opts, print, { runWindow }) });
     }
   } finally {
     client.destroy();
@@ -242,7 +249,7 @@ async function backfillLocally(
   print: (line: string) => void,
 ) {
   const flags = parseConnectionFlags(opts, catalog.connections());
-  const simulated = planned.some((p) => !flags.some((f) => f.connection === p.report.connection));
+  const simulated = planned.some((p) => !flags.some((f) => f.connection === p.feed.connection));
   const volume = simulatorVolume({ ...opts, gatewayUrl: simulated ? undefined : 'given' });
   const local = await startLocalPipeline({
     catalog,
@@ -252,20 +259,20 @@ async function backfillLocally(
     ...(volume ? { simulator: { volume } } : {}),
   });
   state.pipeline = local;
-  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
+  const summaries: Array<{ reportId: string; connection: string; summary: BackfillSummary }> = [];
   try {
-    for (const { report, windows } of planned) {
-      state.left = planned.slice(planned.findIndex((p) => p.report === report) + 1).map((p) => p.report.id);
-      const connection = await local.connection(report.connection);
+    for (const [at, { report, feed, windows }] of planned.entries()) {
+      state.left = planned.slice(at + 1).map((p) => feedLabel(p.feed));
+      const connection = await local.connection(feed.connection);
       const gateway = connection.simulator ? `the embedded simulator (${connection.endpointUrl})` : connection.endpointUrl;
       const store = local.lake ? `lake ${show(opts.lake)}` : `S3 ${local.s3Endpoint}`;
       const over = planned.length > 1 ? `, connection "${connection.name}"` : '';
       const plan = `${planOf(report, windows, opts.concurrency)}, locally${over}: ${gateway} as "${connection.login}" (${connection.signatureMethod}), ${store}.`;
       const runner = {
-        runWindow: async (w: ReportWindow) => localResult(await local.runWindow(report.id, w)),
-        isLoaded: (w: ReportWindow) => loadedReason(local.s3, local.buckets.curated, report.id, w),
+        runWindow: async (w: ReportWindow) => localResult(await local.runWindow(feed, w)),
+        isLoaded: (w: ReportWindow) => loadedReason(local.s3, local.buckets.curated, feed, w),
       };
-      summaries.push({ reportId: report.id, summary: await backfillReport(state, { report, windows, concurrency: opts.concurrency, plan }, opts, print, runner) });
+      summaries.push({ reportId: report.id, connection: feed.connection, summary: await backfillReport(state, { report, windows, concurrency: opts.concurrency, plan }, opts, print, runner) });
     }
   } finally {
     await local.close();
@@ -295,7 +302,7 @@ export async function runBackfillCommand(
     const ended = [...state.ended, ...parsed.map((p): WindowReport => ({ window: p.window, status: p.status === 'failed' ? 'failed' : 'done', ms: 0 }))];
     const inFlight = [...state.inFlight].filter((w) => !parsed.some((p) => p.window === w));
     for (const line of interruptedLines({ windows: state.windows, ended, inFlight, abandoned, deployed: Boolean(opts.deployed) })) print(line);
-    if (state.left.length) print(`Not started: the reports ${state.left.map((id) => `"${id}"`).join(', ')}.`);
+    if (state.left.length) print(`Not started: ${state.left.join(', ')}.`);
   });
   try {
     const summaries = opts.deployed ? await backfillDeployed(state, planned, opts, print) : await backfillLocally(state, planned, catalog, opts, print);

@@ -63,14 +63,16 @@ function chosenConnections(names: readonly string[], opts: TargetOptions, catalo
     throw new ConfigurationError(`--connection "${opts.connection}" is not a connection of ${where}: ${names.join(', ') || 'none'}.`);
   }
   const report = opts.report === undefined ? undefined : catalog.get(opts.report);
-  if (report && opts.connection !== undefined && report.connection !== opts.connection) {
-    throw new ConfigurationError(`--report ${report.id} is over connection "${report.connection}", not "${opts.connection}": leave out one of them.`);
+  const over = report?.connections.map((c) => `"${c}"`).join(', ');
+  if (report && opts.connection !== undefined && !report.connections.includes(opts.connection)) {
+    throw new ConfigurationError(`--report ${report.id} is over ${over}, not "${opts.connection}": leave out one of them.`);
   }
-  if (report && !names.includes(report.connection)) {
-    throw new ConfigurationError(`Report "${report.id}" is over connection "${report.connection}", which ${where} does not define.`);
+  const undefinedHere = report?.connections.filter((c) => !names.includes(c)) ?? [];
+  if (report && undefinedHere.length) {
+    throw new ConfigurationError(`Report "${report.id}" is over ${undefinedHere.map((c) => `"${c}"`).join(', ')}, which ${where} does not define.`);
   }
-  const only = opts.connection ?? report?.connection;
-  return only === undefined ? [...names] : [only];
+  if (opts.connection !== undefined) return [opts.connection];
+  return report ? [...report.connections] : [...names];
 }
 
 /** Each connection of the environment file, its secret read with the caller's AWS credentials (never cached). */
@@ -122,7 +124,7 @@ async function givenTarget(opts: TargetOptions, catalog: ReportCatalog): Promise
   } else {
     reports = opts.all ? catalog.reports : [catalog.chosen(opts.report, '--report ID, --connection NAME or --all')];
   }
-  const connection = opts.connection ?? reports[0]?.connection ?? DEFAULT_CONNECTION;
+  const connection = opts.connection ?? reports[0]?.connections[0] ?? DEFAULT_CONNECTION;
   return {
     targets: [{ connection, endpointUrl: opts.gatewayUrl, secret, credentials: `secret file ${opts.secretFile}`, reports }],
     close: async () => undefined,

@@ -121,7 +121,7 @@ const fixFor = (code: string, method: SignatureMethod): string =>
 function resultOf(target: CheckTarget, report: ReportDefinition | undefined, window: ReportWindow | undefined): CheckResult {
   const url = target.endpointUrl ? new URL(target.endpointUrl) : undefined;
   return {
-    connection: report?.connection ?? target.connection,
+    connection: target.connection,
     ...(report ? { report: report.id } : {}),
     ...(window ? { window: `${formatLocalDateTime(window.start)}/${formatLocalDateTime(window.end)}` } : {}),
     url: url ? `${url.origin}${url.pathname}` : '',

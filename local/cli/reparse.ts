@@ -7,7 +7,9 @@ import { requireAwsAccess } from '../args/aws-access.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
-import { selectReports } from '../args/report-selection.js';
+import { selectFeeds } from '../args/report-selection.js';
+import type { Feed } from '../../functions/core/connections/feed.js';
+import { moveLegacyLayout } from '../pipeline/legacy-layout.js';
 import { rawKey } from '../../functions/core/lake/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
 import { startProgress, type BackfillProgress } from '../pipeline/backfill-progress.js';
@@ -44,6 +46,8 @@ import type { Reparser } from '../pipeline/reparse-window.js';
 export interface ReparseCommandOptions {
   /** Reports to rebuild (`--report`, repeatable); default: every report of the catalog. */
   report?: string | string[];
+  /** Connections to rebuild them over (`--connection`, repeatable); default: every connection of each report. */
+  connection?: string | string[];
   from: string;
   to: string;
   /** Local mode: the lake directory (default ./.lake). */
@@ -84,7 +88,7 @@ export function reparseConcurrencyProblem(reservedConcurrency: number | null, co
   );
 }
 
-async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefinition, clients?: DeployedClients): Promise<Reparser> {
+async function deployedReparser(opts: ReparseCommandOptions, feed: Feed, clients?: DeployedClients): Promise<Reparser> {
   const { loadEnvironments } = await import('../../lib/environment/environments.js');
   const config = loadEnvironments().find((e) => e.name === opts.environment);
   if (!config) throw new ConfigurationError(`No environment "${opts.environment}" in config/environments/: ${loadEnvironments().map((e) => e.name).join(', ')}.`);
@@ -114,7 +118,7 @@ async function deployedReparser(opts: ReparseCommandOptions, report: ReportDefin
     rawBucket: outputs.RawBucketName!,
     curatedBucket: outputs.CuratedBucketName!,
     region,
-    report,
+    feed,
   });
   return {
     ...reparser,
@@ -137,26 +141,37 @@ export async function runReparseCommand(
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const catalog = loadCatalog();
   const planned = plannedReports(catalog, opts, print);
-  const summaries: Array<{ reportId: string; summary: BackfillSummary }> = [];
-  for (const [i, { report, windows }] of planned.entries()) {
+  // The layout before feeds (no connection= directory): its raw files are moved into the new layout first, so the
+  // windows below rebuild them like any other (docs/deploy.md, "Moving to feeds").
+  if (!opts.environment) {
+    const moved = moveLegacyLayout(opts.lake ?? './.lake', [...new Set(planned.map((p) => p.report))]);
+    for (const line of moved) print(line);
+  }
+  const summaries: Array<{ reportId: string; connection: string; summary: BackfillSummary }> = [];
+  for (const [i, { feed, windows }] of planned.entries()) {
     if (i > 0) print('');
-    const reparser = opts.environment ? await deployedReparser(opts, report, clients) : await localReparser({ lakeDir: opts.lake ?? './.lake', report, catalog });
-    summaries.push({ reportId: report.id, summary: await reparseReport(report, windows, reparser, opts, print) });
+    const reparser = opts.environment ? await deployedReparser(opts, feed, clients) : await localReparser({ lakeDir: opts.lake ?? './.lake', feed, catalog });
+    summaries.push({ reportId: feed.reportId, connection: feed.connection, summary: await reparseReport(feed, windows, reparser, opts, print) });
   }
   const all = combineSummaries(summaries);
   for (const line of multiReportLine('Reparse', all)) print(line);
   return all;
 }
 
-/** The reports (`--report`, repeatable; none: every report) and their windows; a PDF report, kept raw, has nothing to rebuild. */
-function plannedReports(catalog: ReportCatalog, opts: ReparseCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; windows: ReportWindow[] }> {
+/**
+ * The feeds (`--report` and `--connection`, repeatable; none: every report over every one of its connections) and
+ * their windows; a PDF report, kept raw, has nothing to rebuild.
+ */
+function plannedReports(catalog: ReportCatalog, opts: ReparseCommandOptions, print: (line: string) => void): Array<{ report: ReportDefinition; feed: Feed; windows: ReportWindow[] }> {
   const asked = opts.report === undefined ? [] : typeof opts.report === 'string' ? [opts.report] : opts.report;
-  const selected = selectReports(catalog, opts.report);
-  const planned: Array<{ report: ReportDefinition; windows: ReportWindow[] }> = [];
+  const feeds = selectFeeds(catalog, opts.report, opts.connection);
+  const selected = [...new Set(feeds.map((f) => f.report))];
+  const planned: Array<{ report: ReportDefinition; feed: Feed; windows: ReportWindow[] }> = [];
   for (const report of selected) {
     try {
       refusePdf(report);
-      planned.push({ report, windows: backfillWindows(report, opts.from, opts.to, 'reparse') });
+      const windows = backfillWindows(report, opts.from, opts.to, 'reparse');
+      for (const feed of feeds.filter((f) => f.report === report)) planned.push({ report, feed, windows });
     } catch (e) {
       // A report someone named must reparse; among every report, one with nothing to rebuild is only noted.
       if (asked.length || selected.length === 1 || !(e instanceof ConfigurationError)) throw e;
@@ -168,7 +183,8 @@ function plannedReports(catalog: ReportCatalog, opts: ReparseCommandOptions, pri
 }
 
 /** One report's windows rebuilt, a few at a time, with progress and its summary; Ctrl-C says what is done. */
-async function reparseReport(report: ReportDefinition, windows: ReportWindow[], reparser: Reparser, opts: ReparseCommandOptions, print: (line: string) => void): Promise<BackfillSummary> {
+async function reparseReport(feed: Feed, windows: ReportWindow[], reparser: Reparser, opts: ReparseCommandOptions, print: (line: string) => void): Promise<BackfillSummary> {
+  const report = feed.report;
   const concurrency = opts.concurrency ?? 2;
   const ended: WindowReport[] = [];
   const inFlight = new Set<ReportWindow>();
@@ -187,7 +203,7 @@ async function reparseReport(report: ReportDefinition, windows: ReportWindow[], 
     const range = `${windowName(windows[0]!)} .. ${windowName(windows.at(-1)!)}`;
     const where = opts.environment ? `${reparser.where} (environment ${opts.environment})` : reparser.where;
     print(
-      `Reparse of "${report.id}": ${windows.length} ${report.window} window(s) ${range} (${raw.size} with a raw file), ${concurrency} at a time, ` +
+      `Reparse of "${report.id}"${report.connections.length > 1 ? ` over "${feed.connection}"` : ''}: ${windows.length} ${report.window} window(s) ${range} (${raw.size} with a raw file), ${concurrency} at a time, ` +
         `${where}, with the current definition; the gateway is not called.`,
     );
     const shown = startProgress(windows.length, { tty: opts.tty, log: print });
@@ -197,11 +213,11 @@ async function reparseReport(report: ReportDefinition, windows: ReportWindow[], 
         windows,
         concurrency,
         // "Already done" in backfill's terms: here, nothing to rebuild.
-        isLoaded: async (w) => (raw.has(rawKey(report.id, w, report.format)) ? false : `no raw file at ${rawKey(report.id, w, report.format)}: nothing to rebuild`),
+        isLoaded: async (w) => (raw.has(rawKey(feed, w, report.format)) ? false : `no raw file at ${rawKey(feed, w, report.format)}: nothing to rebuild`),
         runWindow: async (w) => {
           inFlight.add(w);
           try {
-            const outcome = await reparser.reparse(w, raw.get(rawKey(report.id, w, report.format))!);
+            const outcome = await reparser.reparse(w, raw.get(rawKey(feed, w, report.format))!);
             totals.rowsWritten += outcome.rowsWritten;
             totals.rowsRejected += outcome.rowsRejected;
             return outcome.result;

@@ -21,7 +21,8 @@ import type { LocalConnection } from '../connections/local-gateways.js';
 import { planRun, windowLabel, type RunItem, type RunPlan } from '../run/run-plan.js';
 import { DEFAULT_RUN_CONCURRENCY, runScheduled } from '../run/run-schedule.js';
 import { RunTable } from '../run/run-table.js';
-import { resumeCommands } from '../run/resume.js';
+import { resumeCommand } from '../run/resume.js';
+import { sameFeed } from '../../functions/core/connections/feed.js';
 import { connectionTotalLines, failureLines, type QueryFailure } from '../run/run-totals.js';
 
 /**
@@ -36,6 +37,8 @@ import { connectionTotalLines, failureLines, type QueryFailure } from '../run/ru
 export interface RunLocalOptions {
   /** Reports to run (`--report`, repeatable); default: every report of the catalog. */
   report?: string | string[];
+  /** Connections to run the reports over (`--connection`, repeatable); default: every connection of each report. */
+  connection?: string | string[];
   /** First window start, inclusive; default: the last complete window of each report. */
   from?: string;
   /** End, exclusive. */
@@ -84,10 +87,10 @@ export interface RunSummary {
 }
 
 /** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
-export async function savedQueriesFor(reportId: string): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {
+export async function savedQueriesFor(report: { id: string; connections: readonly string[] }): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {
   // The file reader the stack uses (lib/constructs/catalog.ts publishes the same files), loaded when first needed.
   const { readReportQueries } = await import('../../lib/saved-queries/saved-queries.js');
-  return readReportQueries(reportId).map((q) => ({ ...q, file: show(q.file) }));
+  return readReportQueries(report).map((q) => ({ ...q, file: q.file.startsWith('(') ? q.file : show(q.file) }));
 }
 
 /** What a run works with and what it has done so far: the Ctrl-C handler reads it too, at any moment. */
@@ -174,11 +177,17 @@ function countOutcomes(outcomes: ReadonlyArray<Pick<WindowOutcome, 'status'>>): 
   return { loaded: n('loaded'), notParsed: n('not-parsed'), failed: n('failed') };
 }
 
-/** A window as the summary names it: with its report when the run has several. */
-function itemName(run: RunState, item: Pick<RunItem, 'report' | 'window'>): string {
+/** A window as the summary names it: with its report when the run has several, and its connection when it has several. */
+function itemName(run: RunState, item: { report: ReportDefinition; connection: string; window: RunItem['window'] }): string {
   const label = windowLabel(item.report, item.window);
-  return run.plan.reports.length > 1 ? `${item.report.id} ${label}` : label;
+  const report = run.plan.reports.length > 1 ? `${item.report.id} ` : '';
+  const connection = run.plan.connections.length > 1 ? `${item.connection} ` : '';
+  return `${report}${connection}${label}`;
 }
+
+/** A window outcome or in-flight window, named as itemName names it. */
+const refName = (run: RunState, ref: { reportId: string; connection: string; window: RunItem['window'] }) =>
+  itemName(run, { report: run.catalog.get(ref.reportId), connection: ref.connection, window: ref.window });
 
 /** On Ctrl-C: what is done, what was stopped in flight (its half-written table file removed), and how to resume. */
 function printInterrupted(run: RunState): void {
@@ -187,10 +196,10 @@ function printInterrupted(run: RunState): void {
   const inFlight = run.pipeline?.inFlight() ?? [];
   // Parsed but not yet returned (the lake was still settling another window): done, counted by their outcome.
   const parsed = run.pipeline?.parsedInFlight() ?? [];
-  const isParsed = (item: RunItem) => parsed.some((p) => p.reportId === item.report.id && p.window === item.window);
+  const isParsed = (item: RunItem) => parsed.some((p) => sameFeed(p, item.feed) && p.window === item.window);
   const c = countOutcomes([...ended(run), ...parsed]);
   const notTried = plan.items.length - ended(run).length - parsed.length - inFlight.length;
-  const name = (ref: { reportId: string; window: RunItem['window'] }) => itemName(run, { report: run.catalog.get(ref.reportId), window: ref.window });
+  const name = (ref: { reportId: string; connection: string; window: RunItem['window'] }) => refName(run, ref);
   print('');
   print(
     `Interrupted: ${plan.items.length} window(s) asked: ${c.loaded} loaded, ${c.failed} failed` +
@@ -200,10 +209,7 @@ function printInterrupted(run: RunState): void {
   if (abandoned.length) print(`Removed the half-written table file of ${abandoned.map(name).join(', ')}: nothing partial is left to query.`);
   const rest = plan.items.filter((item, i) => run.outcomes[i] === undefined && !isParsed(item));
   if (!rest.length) return;
-  const commands = resumeCommands(rest, { ...run.opts, gateways: run.gatewayFlags });
-  const lead = 'Re-run to resume where it stopped (a re-run overwrites, never duplicates):';
-  if (commands.length === 1) print(`${lead} ${commands[0]}`);
-  else for (const line of [lead, ...commands.map((c) => `  ${c}`)]) print(line);
+  print(`Re-run to resume where it stopped (a re-run overwrites, never duplicates): ${resumeCommand(rest, { ...run.opts, gateways: run.gatewayFlags })}`);
 }
 
 async function startPipeline(run: RunState, lakeThread: LakeThread | undefined): Promise<LocalPipeline> {
@@ -230,7 +236,8 @@ function printRunHeader(run: RunState, pipeline: LocalPipeline): void {
   else {
     for (const report of plan.reports) {
       const n = plan.items.filter((i) => i.report === report).length;
-      print(`Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) over connection "${report.connection}": ${n} window(s).`);
+      const over = plan.feeds.filter((f) => f.report === report).map((f) => `"${f.connection}"`);
+      print(`Report "${report.id}" (${report.window} windows, ${report.schedule.timeZone}) over connection${over.length > 1 ? 's' : ''} ${over.join(', ')}: ${n} window(s).`);
     }
   }
   for (const note of plan.notes) print(note);
@@ -248,7 +255,7 @@ const LISTED_REPORTS = 10;
 /** A line per connection: how many reports and windows, of which window sizes and time zones. */
 function printReportsPerConnection(run: RunState): void {
   for (const connection of run.plan.connections) {
-    const items = run.plan.items.filter((i) => i.report.connection === connection);
+    const items = run.plan.items.filter((i) => i.feed.connection === connection);
     const reports = [...new Set(items.map((i) => i.report))];
     const kinds = [...new Set(reports.map((r) => `${r.window} windows, ${r.schedule.timeZone}`))].join('; ');
     run.print(`${reports.length} report(s) over connection "${connection}" (${kinds}): ${items.length} window(s).`);
@@ -261,7 +268,7 @@ async function loadWindows(run: RunState, pipeline: LocalPipeline, connections: 
   await runScheduled(run.plan.items, {
     concurrency: run.opts.concurrency ?? DEFAULT_RUN_CONCURRENCY,
     boundOf: (c) => connections.get(c)!.maxConcurrentRequests,
-    run: (item) => pipeline.runWindow(item.report.id, item.window),
+    run: (item) => pipeline.runWindow(item.feed, item.window),
     onOutcome: (index, outcome, stopped) => {
       run.outcomes[index] = outcome;
       table.add(index, outcome, stopped);
@@ -283,7 +290,7 @@ async function runSavedQueries(run: RunState, pipeline: LocalPipeline): Promise<
     one: (id) => `No window loaded, so the saved queries of "${id}" were not run.`,
     many: (n, ids) => `No window loaded for ${n} reports, so their saved queries were not run: ${ids}.`,
   });
-  const loaded = await Promise.all(run.plan.reports.filter(loadedOf).map(async (report) => ({ report, saved: await savedQueriesFor(report.id) })));
+  const loaded = await Promise.all(run.plan.reports.filter(loadedOf).map(async (report) => ({ report, saved: await savedQueriesFor(report) })));
   if (!loaded.length) return;
   // A run of one report shows its queries as it always did, each under its own heading; at many reports the
   // same lines a hundred times would bury the rest, so the reports without any are named on one line.
@@ -379,7 +386,7 @@ function printDone(run: RunState): RunSummary {
   const notTried = plan.items.length - outcomes.length;
   const sum = (f: (o: WindowOutcome) => number) => outcomes.reduce((a, o) => a + f(o), 0);
   const durationMs = Math.round(performance.now() - run.started);
-  const name = (o: WindowOutcome) => itemName(run, { report: run.catalog.get(o.reportId), window: o.window });
+  const name = (o: WindowOutcome) => refName(run, o);
   print('');
   // A run of several reports closes with what failed, then each connection's totals, then the rest.
   const several = plan.reports.length > 1;

@@ -12,6 +12,8 @@ import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { areaPrefix, parseCuratedKey, partitionStart } from '../../functions/core/lake/s3-keys.js';
+import { DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
+import { feedId, type FeedKey } from '../../functions/core/connections/feed.js';
 import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueAggregateKind } from '../../functions/core/definitions/table-schema.js';
 import { parseWindowSize } from '../../functions/core/time/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
@@ -57,7 +59,24 @@ export interface StatusReport {
   id: string;
   window: string;
   columns: readonly ColumnDefinition[];
+  /** Its connections, a feed each (default: ["default"]). */
+  connections?: readonly string[];
 }
+
+/** A report over one of its connections, as the status checks each feed's newest load and findings. */
+interface StatusFeed extends FeedKey {
+  report: StatusReport;
+  /** How its lines name it: the report alone when it has one connection. */
+  name: string;
+}
+
+/** Each report over each of its connections: its own, else those of the environment that list it, else `default`. */
+const statusFeeds = (input: Pick<StatusInput, 'reports' | 'connections'>): StatusFeed[] =>
+  input.reports.flatMap((report) => {
+    const listing = input.connections.filter((c) => c.reports.includes(report.id)).map((c) => c.name);
+    const connections = report.connections ?? (listing.length ? listing : [DEFAULT_CONNECTION]);
+    return connections.map((connection) => ({ reportId: report.id, connection, report, name: connections.length > 1 ? `${report.id} over ${connection}` : report.id }));
+  });
 
 export interface StatusInput {
   environment: string;
@@ -212,12 +231,12 @@ async function readManifest(input: StatusInput, bucket: string, key: string): Pr
   return JSON.parse(body ?? '{}') as Partial<LoadManifest>;
 }
 
-async function newestManifest(input: StatusInput, bucket: string, reportId: string): Promise<NewestLoad | undefined> {
-  // Keys are manifests/<report>/dt=<date>/<window start>.json: the last manifest key in S3's order is the newest window.
+async function newestManifest(input: StatusInput, bucket: string, feed: FeedKey): Promise<NewestLoad | undefined> {
+  // Keys are manifests/<report>/connection=<name>/dt=<date>/<window start>.json: the last manifest key in S3's order is the feed's newest window.
   let last: { key: string; dt: string } | undefined;
   let token: string | undefined;
   do {
-    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), ContinuationToken: token }));
+    const page = await input.clients.s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', feed), ContinuationToken: token }));
     for (const o of page.Contents ?? []) {
       const parts = o.Key ? parseCuratedKey(o.Key) : null;
       if (parts?.area === 'manifests' && (!last || o.Key! > last.key)) last = { key: o.Key!, dt: parts.dt };
@@ -234,11 +253,12 @@ function windowHours(window: string): number {
   return size.unit === 'day' ? size.count * 24 : size.count;
 }
 
-async function checkLoad(input: StatusInput, bucket: string, report: StatusReport): Promise<{ item: StatusItem; newest?: NewestLoad }> {
-  const item = `newest load ${report.id}`;
+async function checkLoad(input: StatusInput, bucket: string, feed: StatusFeed): Promise<{ item: StatusItem; newest?: NewestLoad }> {
+  const item = `newest load ${feed.name}`;
+  const report = feed.report;
   let newest: NewestLoad | undefined;
   try {
-    newest = await newestManifest(input, bucket, report.id);
+    newest = await newestManifest(input, bucket, feed);
   } catch (e) {
     return { item: unknown(item, e, `s3:ListBucket and s3:GetObject on manifests/ of ${bucket}, and kms:Decrypt`) };
   }
@@ -427,12 +447,12 @@ export const FINDINGS_DAYS = 7;
  * days, read from the manifests: one listing from that date on, then one GET per manifest (the newest attempt
  * of each window). A flagged window loaded, but someone should look: TODO, naming each window and what was off.
  */
-async function checkFindings(input: StatusInput, bucket: string, reportId: string): Promise<StatusItem> {
-  const item = `data checks ${reportId}`;
+async function checkFindings(input: StatusInput, bucket: string, feed: StatusFeed): Promise<StatusItem> {
+  const item = `data checks ${feed.name}`;
   const now = (input.now ?? (() => new Date()))();
   // A day more than asked: manifests are keyed by the report's zone, and this runs in any.
   const since = new Date(now.getTime() - (FINDINGS_DAYS + 1) * 86_400_000).toISOString().slice(0, 10);
-  const from = partitionStart('manifests', reportId, since);
+  const from = partitionStart('manifests', feed, since);
   const flagged: string[] = [];
   let loaded = 0;
   let pdf = 0;
@@ -442,7 +462,7 @@ async function checkFindings(input: StatusInput, bucket: string, reportId: strin
     let token: string | undefined;
     do {
       const page = await input.clients.s3.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), StartAfter: from, ContinuationToken: token }),
+        new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', feed), StartAfter: from, ContinuationToken: token }),
       );
       for (const o of page.Contents ?? []) if (o.Key && o.Key >= from && parseCuratedKey(o.Key)?.area === 'manifests') keys.push(o.Key);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -491,6 +511,7 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
   }
   const need = (key: (typeof REQUIRED_OUTPUTS)[number]) => outputs[key]!;
   const now = (input.now ?? (() => new Date()))();
+  const feeds = statusFeeds(input);
   const [secrets, refusals, subscriptions, alarms, schedules, deadLetters, loads, stale] = await Promise.all([
     Promise.all(input.connections.map((c) => checkConnectionSecret(input.clients.secrets, c, now))),
     lastRefusals(input.clients.cloudWatch, input.environment, input.connections.flatMap((c) => c.reports.map((id) => ({ id, connection: c.name }))), now).catch((error: unknown) => ({ error })),
@@ -498,13 +519,16 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     checkAlarms(input.clients.cloudWatch, input.environment, now),
     checkSchedules(input, need('ScheduleGroupName')),
     checkDeadLetters(input, outputs),
-    Promise.all(input.reports.map((r) => checkLoad(input, need('CuratedBucketName'), r))),
+    Promise.all(feeds.map((f) => checkLoad(input, need('CuratedBucketName'), f))),
     // Windows written under another definition than this checkout's, and the reparse that rebuilds them.
-    Promise.all(input.reports.map((r) => deployedStaleItem(input.clients.s3, need('CuratedBucketName'), r, input.environment))),
+    Promise.all(input.reports.map((r) => deployedStaleItem(input.clients.s3, need('CuratedBucketName'), { ...r, connections: feeds.filter((f) => f.report === r).map((f) => f.connection) }, input.environment))),
   ]);
   const counts = await Promise.all(
-    input.reports.map((r, i) => {
-      const newest = loads[i]!.newest;
+    input.reports.map((r) => {
+      // The report's table holds every feed: counted at the newest date any feed loaded.
+      const newest = feeds
+        .flatMap((f, i) => (f.report === r && loads[i]!.newest ? [loads[i]!.newest!] : []))
+        .sort((a, b) => (a.outcome === 'loaded' ? 0 : 1) - (b.outcome === 'loaded' ? 0 : 1) || b.dt.localeCompare(a.dt))[0];
       if (newest?.outcome === 'loaded') return readValues(input, outputs, r, newest.dt);
       // A PDF report is kept raw and has no table: nothing to count is its normal state.
       if (newest?.outcome === 'not-parsed') return Promise.resolve<StatusItem>({ item: `rows ${r.id}`, verdict: 'OK', detail: 'PDF report: kept raw, no table to count' });
@@ -512,8 +536,8 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
     }),
   );
   const egress = outputs.EgressIps ? [egressItem(outputs.EgressIps)] : [];
-  const findings = await Promise.all(input.reports.map((r) => checkFindings(input, need('CuratedBucketName'), r.id)));
-  const byConnection = connectionGroups(input, now, secrets, refusals, loads);
+  const findings = await Promise.all(feeds.map((f) => checkFindings(input, need('CuratedBucketName'), f)));
+  const byConnection = connectionGroups(input, feeds, now, secrets, refusals, loads);
   return [...items, ...egress, subscriptions, ...alarms, ...schedules, ...byConnection, ...stale, ...deadLetters, ...counts, ...findings];
 }
 
@@ -523,22 +547,25 @@ export async function collectStatus(input: StatusInput): Promise<StatusItem[]> {
  */
 function connectionGroups(
   input: StatusInput,
+  feeds: readonly StatusFeed[],
   now: Date,
   secrets: readonly StatusItem[],
   refusals: Map<string, Date> | { error: unknown },
   loads: ReadonlyArray<{ item: StatusItem; newest?: NewestLoad }>,
 ): StatusItem[] {
-  const reportLoads: ReportLoad[] = input.reports.flatMap((r, i) => {
-    const newest = loads[i]!.newest;
-    return newest ? [{ report: r.id, dt: newest.dt, outcome: newest.outcome, finishedAt: newest.finishedAt }] : [];
-  });
-  const loadItem = new Map(input.reports.map((r, i) => [r.id, loads[i]!.item]));
+  const loadsOf = (connection: string): ReportLoad[] =>
+    feeds.flatMap((f, i) => {
+      const newest = loads[i]!.newest;
+      return f.connection === connection && newest ? [{ report: f.reportId, dt: newest.dt, outcome: newest.outcome, finishedAt: newest.finishedAt }] : [];
+    });
+  const loadItem = new Map(feeds.map((f, i) => [feedId(f), loads[i]!.item]));
   const grouped = input.connections.flatMap((c, i) => [
-    connectionItem(input.environment, c, reportLoads, refusals, now),
+    connectionItem(input.environment, c, loadsOf(c.name), refusals, now),
     secrets[i]!,
     ...c.reports.flatMap((id) => {
-      const item = loadItem.get(id);
-      loadItem.delete(id);
+      const key = feedId({ reportId: id, connection: c.name });
+      const item = loadItem.get(key);
+      loadItem.delete(key);
       return item ? [item] : [];
     }),
   ]);
@@ -561,7 +588,7 @@ export async function runStatusCommand(opts: { environment: string; region?: str
   await requireAwsAccess(cloudFormation, `pass --region, or set "region" in config/environments/${config.name}.json`);
   const items = await collectStatus({
     environment: config.name,
-    reports: catalog.reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns })),
+    reports: catalog.reports.map((r) => ({ id: r.id, window: r.window, columns: r.columns, connections: r.connections })),
     // Secret names from the environment file: the stack names each connection's secret as the file says.
     connections: config.connections.map((c) => ({ name: c.name, secretName: c.secret.name, reports: catalog.reportsOver(c.name).map((r) => r.id) })),
     freshnessGraceHours: config.freshnessGraceHours,

@@ -133,9 +133,11 @@ function refuseMisplacedSamples({ catalog, real, simulator }: LocalGatewaysOptio
     if (!catalog.ids().includes(id)) {
       throw new ConfigurationError(`--sample ${id}=${file}: there is no report "${id}" in the catalog (${catalog.ids().join(', ') || 'none'}).`);
     }
-    const connection = catalog.get(id).connection;
-    if (real[connection]) {
-      throw new ConfigurationError(`--sample ${id}=${file}: report "${id}" goes over the connection "${connection}", which --gateway-url points at a gateway: that gateway answers, not the simulator.`);
+    // The sample goes to the simulator of each of the report's connections that has one.
+    const connections = catalog.get(id).connections;
+    if (connections.every((c) => real[c])) {
+      const over = connections.map((c) => `"${c}"`).join(', ');
+      throw new ConfigurationError(`--sample ${id}=${file}: report "${id}" goes over ${over}, which --gateway-url points at a gateway: that gateway answers, not the simulator.`);
     }
   }
 }

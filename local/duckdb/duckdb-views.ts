@@ -2,6 +2,8 @@ import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { tableFilesGlob } from '../../functions/core/lake/s3-keys.js';
+import { LOADS_COLUMNS, LOADS_TABLE, loadsFilesGlob, REPORT_KEY } from '../../functions/core/lake/loads-table.js';
+import { CONNECTION_KEY, PARTITION_KEY } from '../../functions/core/definitions/table-schema.js';
 import { duckdbType, duckdbViewSql, PARTITION_KEYS, partitionKeyDuckdbType } from '../../functions/core/definitions/table-schema.js';
 import { S3RVER_OBJECT_SUFFIX } from '../lake/s3rver-files.js';
 import { viewEvolution } from './view-evolution.js';
@@ -70,5 +72,35 @@ export async function createLakeViews(
     await connection.run(files > 0 ? duckdbViewSql(report.id, glob, report.columns, evolution) : emptyViewSql(report.id, report.columns));
     views.push({ name: report.id, files, glob });
   }
+  views.push(await createLoadsView(connection, options));
   return views;
+}
+
+/**
+ * The `loads` view: every load manifest of the lake as a row (functions/core/lake/loads-table.ts), the columns the
+ * Glue table `loads` has. The report comes from the path (manifests/<report>/ is not `report=`), connection and dt
+ * from the hive directories; a lake without a manifest yet gets the empty view.
+ */
+async function createLoadsView(connection: DuckDBConnection, options: { lakeDir: string; curatedBucket: string }): Promise<LakeView> {
+  const glob = join(resolve(options.lakeDir), options.curatedBucket, loadsFilesGlob(S3RVER_OBJECT_SUFFIX));
+  const counted = await connection.runAndReadAll(`SELECT count(*) FROM glob(${literal(glob)})`);
+  const files = Number(counted.getRows()[0]?.[0] ?? 0);
+  const keys = [REPORT_KEY, CONNECTION_KEY, PARTITION_KEY];
+  if (!files) {
+    const select = [...LOADS_COLUMNS.map((c) => `CAST(NULL AS ${c.duckdb}) AS ${ident(c.name)}`), ...keys.map((k) => `CAST(NULL AS VARCHAR) AS ${ident(k)}`)];
+    await connection.run(`CREATE OR REPLACE VIEW ${ident(LOADS_TABLE)} AS SELECT\n  ${select.join(',\n  ')}\nWHERE false`);
+    return { name: LOADS_TABLE, files, glob };
+  }
+  const columns = `{${LOADS_COLUMNS.map((c) => `${literal(c.json)}: ${literal(c.duckdb)}`).join(', ')}}`;
+  const select = [
+    ...LOADS_COLUMNS.map((c) => `${ident(c.json)} AS ${ident(c.name)}`),
+    `regexp_extract(filename, '/manifests/([a-z][a-z0-9_]*)/${CONNECTION_KEY}=', 1) AS ${ident(REPORT_KEY)}`,
+    `CAST(${ident(CONNECTION_KEY)} AS VARCHAR) AS ${ident(CONNECTION_KEY)}`,
+    `CAST(${ident(PARTITION_KEY)} AS VARCHAR) AS ${ident(PARTITION_KEY)}`,
+  ];
+  await connection.run(
+    `CREATE OR REPLACE VIEW ${ident(LOADS_TABLE)} AS SELECT\n  ${select.join(',\n  ')}\n` +
+      `FROM read_json(${literal(glob)}, format = 'newline_delimited', columns = ${columns}, hive_partitioning = true, hive_types_autocast = false, filename = true)`,
+  );
+  return { name: LOADS_TABLE, files, glob };
 }

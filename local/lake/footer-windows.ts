@@ -3,7 +3,7 @@ import { join, resolve, sep } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { definitionRecord, fingerprintOf, type DefinitionRecord, type RecordedColumn } from '../../functions/core/definitions/fingerprint.js';
 import type { ColumnDefinition } from '../../functions/core/definitions/report-definition.js';
-import { areaPrefix, parseCuratedKey, parseRawKey } from '../../functions/core/lake/s3-keys.js';
+import { parseCuratedKey, parseRawKey, reportAreaPrefix } from '../../functions/core/lake/s3-keys.js';
 import type { RecordedWindow } from '../../functions/core/lake/stale-windows.js';
 import { formatLocalDateTime, type LocalDateTime } from '../../functions/core/time/window.js';
 import { objectFileKeyPath, S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
@@ -31,7 +31,7 @@ async function filesByStart(bucketDir: string, prefix: string, parse: (key: stri
 
 /** The table files of a report in the lake, by window start. */
 export function tableFiles(lakeDir: string, curatedBucket: string, reportId: string): Promise<Map<string, string>> {
-  return filesByStart(join(resolve(lakeDir), curatedBucket), areaPrefix('tables', reportId), (key) => {
+  return filesByStart(join(resolve(lakeDir), curatedBucket), reportAreaPrefix('tables', reportId), (key) => {
     const k = parseCuratedKey(key);
     return k?.area === 'tables' ? k : null;
   });
@@ -39,7 +39,7 @@ export function tableFiles(lakeDir: string, curatedBucket: string, reportId: str
 
 /** The window starts that have a raw file in the lake: what a reparse can rebuild. */
 export async function rawStarts(lakeDir: string, rawBucket: string, reportId: string): Promise<Set<string>> {
-  return new Set((await filesByStart(join(resolve(lakeDir), rawBucket), areaPrefix('raw', reportId), parseRawKey)).keys());
+  return new Set((await filesByStart(join(resolve(lakeDir), rawBucket), reportAreaPrefix('raw', reportId), parseRawKey)).keys());
 }
 
 /** A Parquet leaf's type as the definitions spell it (table-schema.ts COLUMN_TYPES, read back). */

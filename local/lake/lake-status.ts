@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
-import { areaPrefix } from '../../functions/core/lake/s3-keys.js';
+import { reportAreaPrefix } from '../../functions/core/lake/s3-keys.js';
 import { commandTime, staleStatus } from '../../functions/core/lake/stale-windows.js';
 import { showPath } from '../../functions/core/shown-path.js';
 import { S3RVER_OBJECT_SUFFIX, s3rverFiles } from './s3rver-files.js';
@@ -29,7 +29,7 @@ const NEWEST = 3;
 
 /** Every readable manifest of a report in the lake, oldest window first (a half-written one is skipped, as the banner does). */
 async function lakeManifests(lakeDir: string, curatedBucket: string, reportId: string): Promise<Array<Partial<LoadManifest>>> {
-  const dir = join(resolve(lakeDir), curatedBucket, areaPrefix('manifests', reportId));
+  const dir = join(resolve(lakeDir), curatedBucket, reportAreaPrefix('manifests', reportId));
   const files = (await readdir(dir, { recursive: true }).catch(() => [] as string[])).filter((f) => f.endsWith(`.json${S3RVER_OBJECT_SUFFIX}`));
   const manifests: Array<Partial<LoadManifest>> = [];
   for (const file of files.sort()) {

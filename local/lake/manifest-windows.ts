@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type ListObjectsV2CommandOutput, type S3Client } from '@aws-sdk/client-s3';
-import { areaPrefix, parseCuratedKey } from '../../functions/core/lake/s3-keys.js';
+import { areaPrefix, parseCuratedKey, reportAreaPrefix } from '../../functions/core/lake/s3-keys.js';
+import type { FeedKey } from '../../functions/core/connections/feed.js';
 import type { RecordedWindow } from '../../functions/core/lake/stale-windows.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 import { recordedWindowOf } from '../../functions/parse-report/table-in-place.js';
@@ -16,7 +17,7 @@ import { S3RVER_OBJECT_SUFFIX } from './s3rver-files.js';
 
 /** From the local lake: s3rver keeps `manifests/<report>/dt=D/S.json` as `<lake>/<curated bucket>/manifests/<report>/dt=D/S.json._S3rver_object`. */
 export async function lakeWindows(lakeDir: string, curatedBucket: string, reportId: string): Promise<RecordedWindow[]> {
-  const dir = join(resolve(lakeDir), curatedBucket, areaPrefix('manifests', reportId));
+  const dir = join(resolve(lakeDir), curatedBucket, reportAreaPrefix('manifests', reportId));
   const files = (await readdir(dir, { recursive: true }).catch(() => [] as string[])).filter((f) => f.endsWith(`.json${S3RVER_OBJECT_SUFFIX}`));
   const windows: RecordedWindow[] = [];
   for (const file of files) {
@@ -38,11 +39,11 @@ export async function lakeWindows(lakeDir: string, curatedBucket: string, report
  * in a few seconds for a fraction of a cent. The fingerprint is inside the manifest, not in object metadata a
  * listing could return (ListObjectsV2 returns no metadata, so metadata would cost a HEAD per window all the same).
  */
-export async function bucketWindows(s3: S3Client, bucket: string, reportId: string, newest: number): Promise<{ windows: RecordedWindow[]; total: number }> {
+export async function bucketWindows(s3: S3Client, bucket: string, feed: FeedKey, newest: number): Promise<{ windows: RecordedWindow[]; total: number }> {
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', reportId), ContinuationToken: token }));
+    const page: ListObjectsV2CommandOutput = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: areaPrefix('manifests', feed), ContinuationToken: token }));
     for (const o of page.Contents ?? []) if (o.Key && parseCuratedKey(o.Key)?.area === 'manifests') keys.push(o.Key);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);

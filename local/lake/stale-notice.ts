@@ -57,13 +57,15 @@ export const STATUS_STALE_WINDOWS = 400;
 export async function deployedStaleItem(
   s3: S3Client,
   curatedBucket: string,
-  report: { id: string; columns: readonly ColumnDefinition[] },
+  report: { id: string; columns: readonly ColumnDefinition[]; connections: readonly string[] },
   environment: string,
 ): Promise<{ item: string; verdict: 'OK' | 'TODO' | 'UNKNOWN'; detail: string }> {
   const item = `stale ${report.id}`;
   let read: Awaited<ReturnType<typeof bucketWindows>>;
   try {
-    read = await bucketWindows(s3, curatedBucket, report.id, STATUS_STALE_WINDOWS);
+    // Every feed of the report: one table, written by each connection's loads.
+    const feeds = await Promise.all(report.connections.map((connection) => bucketWindows(s3, curatedBucket, { reportId: report.id, connection }, STATUS_STALE_WINDOWS)));
+    read = { windows: feeds.flatMap((f) => f.windows), total: feeds.reduce((n, f) => n + f.total, 0) };
   } catch (e) {
     return {
       item,

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { InvokeCommand, ResourceNotReadyException, type LambdaClient } from '@aws-sdk/client-lambda';
 import { formatLocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import type { WindowResult } from './backfill-runner.js';
+import type { FeedKey } from '../../functions/core/connections/feed.js';
 
 /**
  * The deployed mode of `reports backfill`: one synchronous invocation of the fetch function per window,
  * with the backfill request the function accepts (functions/fetch-report/fetch-event.ts):
- * `{"reportId", "from": window start, "to": window end}`, wall-clock date-times in the report's zone.
+ * `{"reportId", "connection", "from": window start, "to": window end}`, wall-clock date-times in the report's zone.
  *
  * One window per invocation, although the function takes up to 31: each window then gets its own result
  * and error code, a slow window cannot push others past the function's time-out, and the bounded
@@ -16,14 +17,14 @@ import type { WindowResult } from './backfill-runner.js';
  * its failures show in the dead-letter queue, the alarms and the manifests, not in this command.
  */
 
-export interface BackfillRequest {
-  reportId: string;
+export interface BackfillRequest extends FeedKey {
   from: string;
   to: string;
 }
 
-export const backfillRequest = (reportId: string, window: ReportWindow): BackfillRequest => ({
-  reportId,
+export const backfillRequest = (feed: FeedKey, window: ReportWindow): BackfillRequest => ({
+  reportId: feed.reportId,
+  connection: feed.connection,
   from: formatLocalDateTime(window.start),
   to: formatLocalDateTime(window.end),
 });
@@ -65,7 +66,7 @@ export const NOT_READY_RETRY = { everyMs: 10_000, forMs: 5 * 60_000 };
 export function lambdaWindowRunner(options: {
   client: LambdaClient;
   functionName: string;
-  reportId: string;
+  feed: FeedKey;
   notReady?: { everyMs: number; forMs: number };
 }) {
   const notReady = options.notReady ?? NOT_READY_RETRY;
@@ -73,7 +74,7 @@ export function lambdaWindowRunner(options: {
     const command = new InvokeCommand({
       FunctionName: options.functionName,
       InvocationType: 'RequestResponse',
-      Payload: Buffer.from(JSON.stringify(backfillRequest(options.reportId, window))),
+      Payload: Buffer.from(JSON.stringify(backfillRequest(options.feed, window))),
     });
     const response = await invokeWhenReady(options.client, command, notReady);
     const payload = decode(response.Payload);

@@ -1,6 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { manifestKey } from '../../functions/core/lake/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
+import type { FeedKey } from '../../functions/core/connections/feed.js';
 import { ObjectNotFound, openObjectStream } from '../../functions/aws/s3-streams.js';
 import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
 
@@ -10,10 +11,10 @@ import type { LoadManifest } from '../../functions/core/lake/load-manifest.js';
  * report, which is as far as a PDF goes. A failed attempt, or no manifest, means the window runs.
  * One small GetObject per window, on the same S3 (embedded or --s3-endpoint) the pipeline writes to.
  */
-export async function loadedReason(s3: S3Client, curatedBucket: string, reportId: string, window: ReportWindow): Promise<string | false> {
+export async function loadedReason(s3: S3Client, curatedBucket: string, feed: FeedKey, window: ReportWindow): Promise<string | false> {
   let text: string;
   try {
-    const opened = await openObjectStream({ client: s3, bucket: curatedBucket, key: manifestKey(reportId, window) });
+    const opened = await openObjectStream({ client: s3, bucket: curatedBucket, key: manifestKey(feed, window) });
     const chunks: Buffer[] = [];
     for await (const chunk of opened.body) chunks.push(chunk as Buffer);
     text = Buffer.concat(chunks).toString('utf8');

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { manifestKey, tableKey } from '../../functions/core/lake/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
+import type { FeedKey } from '../../functions/core/connections/feed.js';
 import { s3rverFiles } from '../lake/s3rver-files.js';
 
 /**
@@ -53,10 +54,10 @@ export function isWholeParquet(path: string): boolean {
  * which may still say an earlier load succeeded: a re-run (a backfill too) then loads the window again.
  * Synchronous, so it runs to the end before the process exits. Returns the windows whose partial file went.
  */
-export function removePartialTables(lakeDir: string, curatedBucket: string, reportId: string, windows: Iterable<ReportWindow>): ReportWindow[] {
+export function removePartialTables(lakeDir: string, curatedBucket: string, feed: FeedKey, windows: Iterable<ReportWindow>): ReportWindow[] {
   const removed: ReportWindow[] = [];
   for (const window of windows) {
-    const table = s3rverFiles(lakeDir, curatedBucket, tableKey(reportId, window));
+    const table = s3rverFiles(lakeDir, curatedBucket, tableKey(feed, window));
     if (!existsSync(table.object)) continue;
     let whole: boolean;
     try {
@@ -65,7 +66,7 @@ export function removePartialTables(lakeDir: string, curatedBucket: string, repo
       whole = false;
     }
     if (whole) continue;
-    const manifest = s3rverFiles(lakeDir, curatedBucket, manifestKey(reportId, window));
+    const manifest = s3rverFiles(lakeDir, curatedBucket, manifestKey(feed, window));
     for (const file of [table.object, ...table.others, manifest.object, ...manifest.others]) rmSync(file, { force: true });
     removed.push(window);
   }

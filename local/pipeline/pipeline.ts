@@ -11,6 +11,7 @@ import { SplitPart } from '../../functions/core/convert/csv-split.js';
 import { ConfigurationError, isPipelineError, type ErrorCode } from '../../functions/core/errors.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { feedId, type Feed, type FeedKey } from '../../functions/core/connections/feed.js';
 import { decodeS3EventKey, PREFIX, rawKey } from '../../functions/core/lake/s3-keys.js';
 import type { GatewaySecret, SignatureMethod } from '../../functions/core/gateway/signature-methods.js';
 import { DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
@@ -84,8 +85,7 @@ export interface LocalPipelineOptions {
 }
 
 /** What one window came to, fetch and parse together. */
-export interface WindowOutcome {
-  reportId: string;
+export interface WindowOutcome extends FeedKey {
   window: ReportWindow;
   /** Wall-clock "YYYY-MM-DDTHH:mm:ss", end exclusive. */
   windowStart: string;
@@ -106,9 +106,8 @@ export interface WindowOutcome {
   error?: { stage: 'fetch' | 'parse'; code: ErrorCode | 'Unexpected'; message: string };
 }
 
-/** One window of one report, as the interrupt handling names what was in flight. */
-export interface ReportWindowRef {
-  reportId: string;
+/** One window of one feed, as the interrupt handling names what was in flight. */
+export interface ReportWindowRef extends FeedKey {
   window: ReportWindow;
 }
 
@@ -124,11 +123,11 @@ export interface LocalPipeline {
   readonly s3Endpoint: string;
   readonly s3: S3Client;
   /**
-   * Fetches one window of a report over its connection and loads it: the raw file, then Parquet, rejects and
+   * Fetches one window of a feed (a report over one of its connections) and loads it: the raw file, then Parquet, rejects and
    * manifest. Never throws for a window's own failure. Windows may run at once: each connection's limiter keeps its
    * requests in flight within its bound, whatever the callers do.
    */
-  runWindow(reportId: string, window: ReportWindow): Promise<WindowOutcome>;
+  runWindow(feed: FeedKey, window: ReportWindow): Promise<WindowOutcome>;
   /**
    * The directory whose files DuckDB reads (give it to openLakeDatabase as lakeDir): the lake itself, or,
    * with s3Endpoint, a local copy of the store's tables made now (<lakeDir>/s3-cache).
@@ -312,7 +311,7 @@ function pipelineOf(chain: Chain, s3Endpoint: string, close: () => Promise<void>
     lake,
     s3Endpoint,
     s3,
-    runWindow: (reportId, window) => runWindow(chain, catalog.get(reportId), window),
+    runWindow: (feed, window) => runWindow(chain, catalog.feed(feed.reportId, feed.connection), window),
     queryLakeDir,
     // The run printed the lake's stale notices before its saved queries: not read again here.
     openDatabase: async () => openLakeDatabase({ lakeDir: await queryLakeDir(), environment, reports: catalog.reports, staleNotices: false }),
@@ -327,47 +326,52 @@ function pipelineOf(chain: Chain, s3Endpoint: string, close: () => Promise<void>
 }
 
 /** The manifest this run's parse wrote for the window, if it has ended (loadWindow forgets earlier runs' results first). */
-function parsedManifest(chain: Chain, { reportId, window }: ReportWindowRef): LoadManifest | undefined {
+function parsedManifest(chain: Chain, ref: ReportWindowRef): LoadManifest | undefined {
   for (const format of ['csv', 'pdf'] as const) {
-    const result = chain.parsed.get(rawKey(reportId, window, format));
+    const result = chain.parsed.get(rawKey(ref, ref.window, format));
     if (result && 'manifest' in result) return result.manifest;
   }
   return undefined;
 }
 
-/** The in-flight windows whose half-written table file was removed, report by report. */
+/** The in-flight windows whose half-written table file was removed, feed by feed. */
 function abandonPartialTables(lakeDir: string, curatedBucket: string, inFlight: Iterable<ReportWindowRef>): ReportWindowRef[] {
-  const byReport = new Map<string, ReportWindow[]>();
-  for (const { reportId, window } of inFlight) byReport.set(reportId, [...(byReport.get(reportId) ?? []), window]);
-  return [...byReport].flatMap(([reportId, windows]) => removePartialTables(lakeDir, curatedBucket, reportId, windows).map((window) => ({ reportId, window })));
+  const byFeed = new Map<string, { feed: FeedKey; windows: ReportWindow[] }>();
+  for (const ref of inFlight) {
+    const entry = byFeed.get(feedId(ref)) ?? { feed: { reportId: ref.reportId, connection: ref.connection }, windows: [] };
+    entry.windows.push(ref.window);
+    byFeed.set(feedId(ref), entry);
+  }
+  return [...byFeed.values()].flatMap(({ feed, windows }) => removePartialTables(lakeDir, curatedBucket, feed, windows).map((window) => ({ ...feed, window })));
 }
 
-async function runWindow(chain: Chain, report: ReportDefinition, window: ReportWindow): Promise<WindowOutcome> {
-  const ref = { reportId: report.id, window };
+async function runWindow(chain: Chain, feed: Feed, window: ReportWindow): Promise<WindowOutcome> {
+  const ref = { reportId: feed.reportId, connection: feed.connection, window };
   chain.inFlight.add(ref);
   try {
-    return await loadWindow(chain, report, window);
+    return await loadWindow(chain, feed, window);
   } finally {
     chain.inFlight.delete(ref);
   }
 }
 
-async function loadWindow(chain: Chain, report: ReportDefinition, window: ReportWindow): Promise<WindowOutcome> {
+async function loadWindow(chain: Chain, feed: Feed, window: ReportWindow): Promise<WindowOutcome> {
   const t0 = performance.now();
+  const report = feed.report;
   refuseUnalignedWindow(report, window);
-  const outcome = (fields: OutcomeFields) => windowOutcome(report, window, t0, fields);
+  const outcome = (fields: OutcomeFields) => windowOutcome(feed, window, t0, fields);
   // Forget an earlier run's result for this window, whichever format it came in.
   for (const format of ['csv', 'pdf'] as const) {
-    chain.parsed.delete(rawKey(report.id, window, format));
-    chain.parseErrors.delete(rawKey(report.id, window, format));
+    chain.parsed.delete(rawKey(feed, window, format));
+    chain.parseErrors.delete(rawKey(feed, window, format));
   }
 
   let fetched: FetchedWindow;
   try {
-    await chain.gateways.connection(report.connection);
+    await chain.gateways.connection(feed.connection);
     // The request slot is held for the fetch alone: the parse of one window overlaps the next one's request.
-    const run = await chain.gateways.limit(report.connection, () =>
-      fetchWindows({ kind: 'backfill', reportId: report.id, from: window.start, to: window.end }, chain.fetchDeps, randomUUID()),
+    const run = await chain.gateways.limit(feed.connection, () =>
+      fetchWindows({ kind: 'backfill', reportId: report.id, connection: feed.connection, from: window.start, to: window.end }, chain.fetchDeps, randomUUID()),
     );
     fetched = run.windows[0]!;
   } catch (e) {
@@ -388,9 +392,10 @@ function refuseUnalignedWindow(report: ReportDefinition, window: ReportWindow): 
   }
 }
 
-function windowOutcome(report: ReportDefinition, window: ReportWindow, t0: number, fields: OutcomeFields): WindowOutcome {
+function windowOutcome(feed: FeedKey, window: ReportWindow, t0: number, fields: OutcomeFields): WindowOutcome {
   return {
-    reportId: report.id,
+    reportId: feed.reportId,
+    connection: feed.connection,
     window,
     windowStart: formatLocalDateTime(window.start),
     windowEnd: formatLocalDateTime(window.end),

@@ -1,12 +1,13 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type ListObjectVersionsCommandOutput, type S3Client } from '@aws-sdk/client-s3';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import type { Feed } from '../../functions/core/connections/feed.js';
 import { areaPrefix, partitionStart, rawKey } from '../../functions/core/lake/s3-keys.js';
 import { formatLocalDate, type ReportWindow } from '../../functions/core/time/window.js';
 
 /**
  * The raw files `reports reparse` rebuilds from: the current object at each window's raw key, found with one
- * paged listing of the report's raw/ prefix from the first window's date on (not a request per window).
+ * paged listing of the feed's raw/ prefix from the first window's date on (not a request per window).
  *
  * In AWS the raw bucket is versioned, and the parse must be told which version it reads: it checks the version
  * is still current before reading and again before committing (parse-object.ts), so a reparse racing a fetch of
@@ -34,16 +35,16 @@ export function refusePdf(report: Pick<ReportDefinition, 'id' | 'format'>): void
 export async function currentRawObjects(
   s3: S3Client,
   bucket: string,
-  report: Pick<ReportDefinition, 'id' | 'format'>,
+  feed: Feed,
   windows: readonly ReportWindow[],
   options: { versioned: boolean },
 ): Promise<Map<string, RawObject>> {
-  const wanted = new Set(windows.map((w) => rawKey(report.id, w, report.format)));
+  const wanted = new Set(windows.map((w) => rawKey(feed, w, feed.report.format)));
   const found = new Map<string, RawObject>();
   if (!windows.length) return found;
-  const prefix = areaPrefix('raw', report.id);
+  const prefix = areaPrefix('raw', feed);
   // Every key of the first window's date sorts after this, and keys come back in order: stop past the last wanted.
-  const startAfter = partitionStart('raw', report.id, formatLocalDate(windows[0]!.start));
+  const startAfter = partitionStart('raw', feed, formatLocalDate(windows[0]!.start));
   const last = [...wanted].sort().at(-1)!;
   const take = (object: RawObject) => {
     if (wanted.has(object.key)) found.set(object.key, object);

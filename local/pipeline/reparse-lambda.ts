@@ -1,7 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigurationError } from '../../functions/core/errors.js';
-import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import type { Feed } from '../../functions/core/connections/feed.js';
 import { manifestKey } from '../../functions/core/lake/s3-keys.js';
 import type { ReportWindow } from '../../functions/core/time/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
@@ -44,14 +44,15 @@ export function lambdaReparser(options: {
   rawBucket: string;
   curatedBucket: string;
   region?: string;
-  report: ReportDefinition;
+  feed: Feed;
 }): Reparser {
-  const { lambda, s3, report } = options;
+  const { lambda, s3, feed } = options;
+  const report = feed.report;
   return {
     where: `by invoking ${options.functionName}${options.region ? ` in ${options.region}` : ''}`,
     async rawObjects(windows) {
       try {
-        return await currentRawObjects(s3, options.rawBucket, report, windows, { versioned: true });
+        return await currentRawObjects(s3, options.rawBucket, feed, windows, { versioned: true });
       } catch (e) {
         const why = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
         throw new ConfigurationError(`Could not list the raw files of "${report.id}" in ${options.rawBucket} (${why}): your credentials need s3:ListBucketVersions on it.`, { cause: e });
@@ -76,7 +77,7 @@ export function lambdaReparser(options: {
       let manifest: Partial<LoadManifest> | undefined;
       let unreadable: unknown;
       try {
-        manifest = await readManifest(s3, options.curatedBucket, manifestKey(report.id, window));
+        manifest = await readManifest(s3, options.curatedBucket, manifestKey(feed, window));
       } catch (e) {
         unreadable = e;
       }

@@ -6,7 +6,7 @@ import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { showPath } from '../../functions/core/shown-path.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
-import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import type { Feed } from '../../functions/core/connections/feed.js';
 import type { ParseDeps, ParseResult } from '../../functions/parse-report/parse-object.js';
 import { handleParseBatch } from '../../functions/parse-report/sqs-batch.js';
 import { startLocalLake } from '../lake/local-lake.js';
@@ -24,7 +24,7 @@ import { NOT_LOADED, outcomeOfManifest, reparseEvent, type Reparser } from './re
 
 export async function localReparser(options: {
   lakeDir: string;
-  report: ReportDefinition;
+  feed: Feed;
   catalog: ReportCatalog;
   logger?: Logger;
 }): Promise<Reparser> {
@@ -36,7 +36,7 @@ export async function localReparser(options: {
   const deps: ParseDeps = { catalog: options.catalog, s3: lake.client, curatedBucket: buckets.curated, environment: LOCAL_ENVIRONMENT, logger: options.logger ?? localLogger() };
   return {
     where: `locally on lake ${showPath(options.lakeDir)}`,
-    rawObjects: (windows) => currentRawObjects(lake.client, buckets.raw, options.report, windows, { versioned: false }),
+    rawObjects: (windows) => currentRawObjects(lake.client, buckets.raw, options.feed, windows, { versioned: false }),
     async reparse(_window, raw) {
       let result: ParseResult | undefined;
       try {
@@ -48,7 +48,7 @@ export async function localReparser(options: {
       }
       return result && 'manifest' in result ? outcomeOfManifest(result.manifest) : NOT_LOADED;
     },
-    abandon: (inFlight) => removePartialTables(options.lakeDir, buckets.curated, options.report.id, inFlight),
+    abandon: (inFlight) => removePartialTables(options.lakeDir, buckets.curated, options.feed, inFlight),
     close: () => lake.close(),
   };
 }

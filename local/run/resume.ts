@@ -4,11 +4,15 @@ import { showPath as show } from '../../functions/core/shown-path.js';
 import type { RealGatewayFlag } from '../connections/connection-flags.js';
 import { DEFAULT_RUN_CONCURRENCY } from './run-schedule.js';
 import { windowEndLabel, windowLabel, type RunItem } from './run-plan.js';
+import { formatLocalDate, formatLocalDateTime, parseWindowSize } from '../../functions/core/time/window.js';
 
 /**
- * The command that carries on an interrupted `npm start`: for the windows not done, every flag that shaped the run,
- * so the resumed windows load the same way (a --sample run must not resume on generated rows). Reports whose windows
- * left span the same range share one command; a value with spaces or quotes is quoted for the shell.
+ * The one command that carries on an interrupted `npm start`: every feed with windows not done, from the first of
+ * them to past the last, with every flag that shaped the run, so the resumed windows load the same way (a --sample
+ * run must not resume on generated rows). One command, whatever number of reports and connections were cut off: the
+ * range covers them all, so a window already done inside it is loaded again, which overwrites and never duplicates.
+ * `--connection` is named only when some connection of those reports had nothing left. A value with spaces or quotes
+ * is quoted for the shell.
  */
 
 export interface ResumeOptions {
@@ -24,16 +28,22 @@ export interface ResumeOptions {
 
 const arg = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
-/** One `npm start -- …` per range of windows left: the reports named, --from the first window left, --to past the last. */
-export function resumeCommands(rest: readonly RunItem[], opts: ResumeOptions): string[] {
-  const ranges = new Map<string, string[]>();
-  for (const report of [...new Set(rest.map((i) => i.report))]) {
-    const windows = rest.filter((i) => i.report === report).map((i) => i.window);
-    const range = `--from ${windowLabel(report, windows[0]!)} --to ${windowEndLabel(report, windows.at(-1)!)}`;
-    ranges.set(range, [...(ranges.get(range) ?? []), report.id]);
-  }
-  const common = commonFlags(opts, new Set(rest.map((i) => i.report.connection)));
-  return [...ranges].map(([range, ids]) => ['npm start --', ...ids.map((id) => `--report ${id}`), range, ...common].join(' '));
+/** `npm start -- …` for the items left: the reports and connections named, --from the first window left, --to past the last. */
+export function resumeCommand(rest: readonly RunItem[], opts: ResumeOptions): string {
+  const reports = [...new Set(rest.map((i) => i.report))];
+  const connections = [...new Set(rest.map((i) => i.feed.connection))];
+  const ofReports = new Set(reports.flatMap((r) => r.connections));
+  const byStart = [...rest].sort((a, b) => (formatLocalDateTime(a.window.start) < formatLocalDateTime(b.window.start) ? -1 : 1));
+  const byEnd = [...rest].sort((a, b) => (formatLocalDateTime(a.window.end) < formatLocalDateTime(b.window.end) ? -1 : 1));
+  // A report of whole days reads --from as a date: an hourly window's start would skip that day's window.
+  const days = reports.some((r) => parseWindowSize(r.window).unit === 'day');
+  const first = byStart[0]!;
+  const from = days ? formatLocalDate(first.window.start) : windowLabel(first.report, first.window);
+  const last = byEnd.at(-1)!;
+  const range = `--from ${from} --to ${windowEndLabel(last.report, last.window)}`;
+  const narrowed = connections.length < ofReports.size ? connections.map((c) => `--connection ${c}`) : [];
+  const common = commonFlags(opts, new Set(connections));
+  return ['npm start --', ...reports.map((r) => `--report ${r.id}`), ...narrowed, range, ...common].join(' ');
 }
 
 function commonFlags(opts: ResumeOptions, connections: ReadonlySet<string>): string[] {

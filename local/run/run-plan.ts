@@ -4,32 +4,38 @@ import type { ReportDefinition } from '../../functions/core/definitions/report-d
 import { refuseUnprojectedWindows } from '../../functions/core/lake/partition-projection.js';
 import { formatLocalDate, formatLocalDateTime, parseWindowSize, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
 import { localProjectionSetting } from '../args/projection-setting.js';
-import { selectReports } from '../args/report-selection.js';
+import { selectFeeds } from '../args/report-selection.js';
+import type { Feed } from '../../functions/core/connections/feed.js';
 import { windowRangeOf } from '../args/windows.js';
 import { refuseIncompleteWindows } from '../pipeline/incomplete-window.js';
 
 /**
- * What a local run over many reports will do, decided before anything starts: the reports (`--report`, repeatable;
- * none: every report), each one's windows of [--from, --to) (default: its latest complete window), and the order
- * they run and are shown in: connection by connection, report by report, window by window.
+ * What a local run over many feeds will do, decided before anything starts: the feeds (`--report` and `--connection`,
+ * each repeatable; none: every report over every one of its connections), each one's windows of [--from, --to)
+ * (default: its latest complete window), and the order they run and are shown in: connection by connection, report
+ * by report, window by window.
  */
 
 export interface RunPlanOptions {
   report?: string | readonly string[];
+  connection?: string | readonly string[];
   from?: string;
   to?: string;
   allowIncomplete?: boolean;
 }
 
-/** One window of one report: a row of the summary table. */
+/** One window of one feed: a row of the summary table. `report` is the feed's, for the many readers that need only it. */
 export interface RunItem {
+  readonly feed: Feed;
   readonly report: ReportDefinition;
   readonly window: ReportWindow;
 }
 
 export interface RunPlan {
   reports: ReportDefinition[];
-  /** The connections of those reports, in the order the table shows them. */
+  /** The feeds run, every one with a window in the range. */
+  feeds: Feed[];
+  /** The connections of those feeds, in the order the table shows them. */
   connections: string[];
   items: RunItem[];
   /** Reports left out because no window of theirs starts in the range (only when no --report named them). */
@@ -46,7 +52,8 @@ export const windowEndLabel = (report: Pick<ReportDefinition, 'window'>, w: Repo
 
 export function planRun(catalog: ReportCatalog, opts: RunPlanOptions): RunPlan {
   const named = opts.report !== undefined && opts.report.length > 0;
-  const selected = selectReports(catalog, opts.report);
+  const feeds = selectFeeds(catalog, opts.report, opts.connection);
+  const selected = [...new Set(feeds.map((f) => f.report))];
   const notes: string[] = [];
   const windowsOf = new Map<ReportDefinition, ReportWindow[]>();
   for (const report of selected) {
@@ -64,9 +71,12 @@ export function planRun(catalog: ReportCatalog, opts: RunPlanOptions): RunPlan {
   }
   const reports = [...windowsOf.keys()];
   if (reports.length === 0) throw new ConfigurationError(`No report has a window starting in the range: ${notes.join(' ')}`);
-  const connections = [...new Set(reports.map((r) => r.connection))];
-  const items = connections.flatMap((c) => reports.filter((r) => r.connection === c).flatMap((report) => windowsOf.get(report)!.map((window) => ({ report, window }))));
-  return { reports, connections, items, notes };
+  const planned = feeds.filter((f) => windowsOf.has(f.report));
+  const connections = [...new Set(planned.map((f) => f.connection))];
+  const items = connections.flatMap((c) =>
+    planned.filter((f) => f.connection === c).flatMap((feed) => windowsOf.get(feed.report)!.map((window) => ({ feed, report: feed.report, window }))),
+  );
+  return { reports, feeds: planned, connections, items, notes };
 }
 
 function noWindowError(report: ReportDefinition, opts: RunPlanOptions): ConfigurationError {

@@ -33,16 +33,16 @@ export function runScheduled(items: readonly RunItem[], options: ScheduleOptions
   const active = new Map<string, number>();
   const proven = new Set<string>();
   let running = 0;
-  const connectionOf = (i: number) => items[i]!.report.connection;
+  const connectionOf = (i: number) => items[i]!.feed.connection;
   const free = (i: number) => (active.get(connectionOf(i)) ?? 0) < (proven.has(connectionOf(i)) ? options.boundOf(connectionOf(i)) : 1);
 
   return new Promise<void>((resolve, reject) => {
     let failed = false;
     const finished = (i: number, outcome: WindowOutcome) => {
       const item = items[i]!;
-      proven.add(item.report.connection);
+      proven.add(item.feed.connection);
       const scope = stopScopeOf(outcome);
-      const stopped = scope ? pending.filter((j) => (scope === 'report' ? items[j]!.report.id === item.report.id : connectionOf(j) === item.report.connection)) : [];
+      const stopped = scope ? pending.filter((j) => (scope === 'report' ? items[j]!.report.id === item.report.id : connectionOf(j) === item.feed.connection)) : [];
       for (const j of stopped) pending.splice(pending.indexOf(j), 1);
       options.onOutcome(i, outcome, stopped);
     };

@@ -46,9 +46,9 @@ export class RunTable {
     for (let r = this.results[this.next]; r !== undefined; r = this.results[++this.next]) {
       if (r === 'not-tried') continue;
       const item = this.items[this.next]!;
-      if (item.report.connection !== this.shownConnection) {
-        this.shownConnection = item.report.connection;
-        this.print(connectionHeading(this.connections.get(item.report.connection)!));
+      if (item.feed.connection !== this.shownConnection) {
+        this.shownConnection = item.feed.connection;
+        this.print(connectionHeading(this.connections.get(item.feed.connection)!));
         this.printHeader();
       }
       this.printRow(item, r.outcome);

@@ -49,7 +49,7 @@ export function connectionTotalLines(plan: Pick<RunPlan, 'connections' | 'items'
   const width = Math.max('connection'.length, ...plan.connections.map((c) => c.length));
   const head = `  ${'connection'.padEnd(width)}  reports  windows   loaded   failed  not tried  rows written  rejected`;
   const rows = plan.connections.map((connection) => {
-    const indexes = plan.items.flatMap((item, i) => (item.report.connection === connection ? [i] : []));
+    const indexes = plan.items.flatMap((item, i) => (item.feed.connection === connection ? [i] : []));
     const ended = indexes.map((i) => outcomes[i]).filter((o): o is WindowOutcome => o !== undefined);
     const n = (status: WindowOutcome['status']) => ended.filter((o) => o.status === status).length;
     const reports = new Set(indexes.map((i) => plan.items[i]!.report.id)).size;

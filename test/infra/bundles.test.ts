@@ -305,7 +305,7 @@ describe('Lambda bundles', () => {
     assert.equal(failure(run), undefined);
     const result = run.result as { windows: Array<{ key: string; bytes: number }> };
     const days = ['2026-11-20', '2026-11-19', '2026-11-18'];
-    assert.deepEqual(result.windows.map((w) => w.key), days.map((d) => `raw/transactions/dt=${d}/${d}T00-00-00.csv`));
+    assert.deepEqual(result.windows.map((w) => w.key), days.map((d) => `raw/transactions/connection=default/dt=${d}/${d}T00-00-00.csv`));
 
     const listed = await lake.client.send(new ListObjectsV2Command({ Bucket: buckets.raw, Prefix: 'raw/' }));
     const stored = new Map((listed.Contents ?? []).map((o) => [o.Key!, o.Size]));
@@ -332,13 +332,13 @@ describe('Lambda bundles', () => {
       const o = await lake.client.send(new GetObjectCommand({ Bucket: buckets.curated, Key: key }));
       return Buffer.from(await o.Body!.transformToByteArray());
     };
-    const manifest = JSON.parse((await get('manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json')).toString()) as Cfn;
+    const manifest = JSON.parse((await get('manifests/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json')).toString()) as Cfn;
     assert.equal(manifest.outcome, 'loaded');
     assert.equal(manifest.conversion.encoder, 'worker', 'encoder-thread.ts found parquet-worker.mjs beside the bundle');
     assert.ok(manifest.rows.written > 0);
     assert.equal(manifest.rows.read, manifest.rows.written + manifest.rows.rejected);
 
-    const parquet = await get('tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet');
+    const parquet = await get('tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet');
     const file = parquet.buffer.slice(parquet.byteOffset, parquet.byteOffset + parquet.byteLength) as ArrayBuffer;
     const meta = parquetMetadata(file);
     assert.equal(Number(meta.num_rows), manifest.rows.written);
@@ -354,7 +354,7 @@ describe('Lambda bundles', () => {
 
   it('parse: a PDF counts as a completed load without rows; a malformed message fails alone', async () => {
     await lake.client.send(
-      new PutObjectCommand({ Bucket: buckets.raw, Key: 'raw/transactions/dt=2026-11-19/2026-11-19T00-00-00.pdf', Body: '%PDF-1.4\n%%EOF\n', ContentType: 'application/pdf' }),
+      new PutObjectCommand({ Bucket: buckets.raw, Key: 'raw/transactions/connection=default/dt=2026-11-19/2026-11-19T00-00-00.pdf', Body: '%PDF-1.4\n%%EOF\n', ContentType: 'application/pdf' }),
     );
     const event = JSON.parse(readFileSync(projectPath('test/fixtures/events/sqs-batch-one-bad.json'), 'utf8')) as unknown;
     const run = await invokeBundle(built.parse.dir, env.parse, event, 'req-bundle-batch');

@@ -45,7 +45,7 @@ function dashboardOf(n: number) {
     parseQueue: new sqs.Queue(stack, 'Work'),
     deadLetterQueues: { schedule: new sqs.Queue(stack, 'Dlq1'), parse: new sqs.Queue(stack, 'Dlq2') },
     connectionQueues: new Map(CONNECTIONS.map((c) => [c, new sqs.Queue(stack, `Runs-${c}`)])),
-    reports: reports.map((r) => ({ id: r.id, connection: r.connection })),
+    reports: reports.map((r) => ({ id: r.id, connection: r.connections[0]! })),
     parseLogGroup: new logs.LogGroup(stack, 'ParseLogs'),
   });
   const [resource] = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::CloudWatch::Dashboard'));
@@ -106,16 +106,16 @@ describe('Dashboard at scale', () => {
       const scopes = large.dashboard.scopes.filter((s) => s.reports.includes(report.id));
       assert.equal(scopes.length, 1, report.id);
       const scope = scopes[0]!;
-      assert.equal(scope.connection, report.connection);
-      assert.ok(scope.condition.includes(`'${report.id}'`) || scope.condition.includes(`'${report.connection}'`), scope.condition);
+      assert.equal(scope.connection, report.connections[0]!);
+      assert.ok(scope.condition.includes(`'${report.id}'`) || scope.condition.includes(`'${report.connections[0]!}'`), scope.condition);
       for (const widget of perConnection) {
         const lines = linesOf(widget).filter((l) => expressionOf(l)?.includes(scope.condition));
         assert.equal(lines.length, 1, `${report.id} in "${widget.properties.title}"`);
-        assert.match((lines[0]![0] as { label: string }).label, new RegExp(`^${report.connection}( \\d+/\\d+)?$`));
+        assert.match((lines[0]![0] as { label: string }).label, new RegExp(`^${report.connections[0]!}( \\d+/\\d+)?$`));
       }
       const entries = variable!.values.filter((v) => v.value === scope.condition);
       assert.equal(entries.length, 1, report.id);
-      assert.ok(entries[0]!.label.startsWith(`${report.connection} `), entries[0]!.label);
+      assert.ok(entries[0]!.label.startsWith(`${report.connections[0]!} `), entries[0]!.label);
     }
   });
 

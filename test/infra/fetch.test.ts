@@ -15,7 +15,7 @@ import { emptyStack, FIXTURE_ENTRY, resourcesOf, type Cfn } from './helpers.js';
 const DEFAULT = { name: 'default', endpointUrl: 'https://gateway.test/rpt', secretName: 's', maxConcurrentRequests: 2 };
 
 /** A report due daily over a connection (default: "default"). */
-const daily = (id: string, connection = 'default'): ScheduledReport => ({ id, cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection });
+const daily = (id: string, connection = 'default'): ScheduledReport => ({ id, cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connections: [connection] });
 
 /**
  * The schedule switch, the queues and the synth-time checks; the wiring itself is asserted on the whole stack (stack.test.ts).
@@ -56,8 +56,8 @@ function build(reports: ScheduledReport[], overrides: Partial<FetchProps> = {}, 
 describe('Fetch', () => {
   it('enables the schedules when the environment says so, one per report', () => {
     const template = build([
-      { id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'Europe/Berlin', lookback: 0, connection: 'default' },
-      { id: 'b', cron: 'cron(30 */6 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' },
+      { id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'Europe/Berlin', lookback: 0, connections: ['default'] },
+      { id: 'b', cron: 'cron(30 */6 * * ? *)', timeZone: 'UTC', lookback: 0, connections: ['default'] },
     ]);
     template.resourceCountIs('AWS::Scheduler::Schedule', 2);
     template.allResourcesProperties('AWS::Scheduler::Schedule', { State: 'ENABLED', GroupName: 'paynet-reports-test' });
@@ -65,27 +65,27 @@ describe('Fetch', () => {
   });
 
   it('refuses, naming the report, a cron or time zone the scheduler would refuse at deploy time', () => {
-    assert.throws(() => build([{ id: 'x', cron: '15 3 * * ? *', timeZone: 'UTC', lookback: 0, connection: 'default' }]), /Report "x": schedule\.cron/);
-    assert.throws(() => build([{ id: 'y', cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Atlantis', lookback: 0, connection: 'default' }]), /Report "y": schedule\.timeZone/);
-    assert.throws(() => build([{ id: 'z', cron: 'cron(15 25 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' }]), /Report "z": schedule\.cron .*25 is outside 0-23/);
+    assert.throws(() => build([{ id: 'x', cron: '15 3 * * ? *', timeZone: 'UTC', lookback: 0, connections: ['default'] }]), /Report "x": schedule\.cron/);
+    assert.throws(() => build([{ id: 'y', cron: 'cron(15 3 * * ? *)', timeZone: 'Europe/Atlantis', lookback: 0, connections: ['default'] }]), /Report "y": schedule\.timeZone/);
+    assert.throws(() => build([{ id: 'z', cron: 'cron(15 25 * * ? *)', timeZone: 'UTC', lookback: 0, connections: ['default'] }]), /Report "z": schedule\.cron .*25 is outside 0-23/);
   });
 
   it('synthesizes every expression a definition may load with: rate() as well as cron()', () => {
-    const template = build([{ id: 'r', cron: 'rate(6 hours)', timeZone: 'UTC', lookback: 0, connection: 'default' }]);
+    const template = build([{ id: 'r', cron: 'rate(6 hours)', timeZone: 'UTC', lookback: 0, connections: ['default'] }]);
     template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'rate(6 hours)' });
   });
 
   it("refuses a time-out that cannot give each window of a scheduled run a share of a minute, naming the report and both settings", () => {
     // 900 s: 885 s after the margin, 3 windows of 295 s; 300 s with lookback 6: 7 windows of 40 s.
-    build([{ id: 'ok', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 2, connection: 'default' }]);
+    build([{ id: 'ok', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 2, connections: ['default'] }]);
     assert.throws(
-      () => build([{ id: 'many', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 6, connection: 'default' }], { timeout: Duration.seconds(300) }),
+      () => build([{ id: 'many', cron: 'cron(15 3 * * ? *)', timeZone: 'UTC', lookback: 6, connections: ['default'] }], { timeout: Duration.seconds(300) }),
       /Report "many": a scheduled run fetches 7 windows \(lookback 6\) within fetch\.timeoutSeconds 300, 40 s each .*at least 60 s\. Raise fetch\.timeoutSeconds/,
     );
   });
 
   it("gives the fetch function, and only it, the projection's first date (its refusal of earlier windows: fetch-handler.test.ts)", () => {
-    const template = build([{ id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connection: 'default' }], { projectionStart: '2018-06-01' });
+    const template = build([{ id: 'a', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connections: ['default'] }], { projectionStart: '2018-06-01' });
     const functions = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((f) => (f.Properties as Cfn).Environment?.Variables ?? {});
     const given = functions.filter((variables) => 'PROJECTION_START' in variables);
     assert.equal(given.length, 1);

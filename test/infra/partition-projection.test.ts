@@ -17,6 +17,7 @@ import { planWindows } from '../../functions/fetch-report/plan-windows.js';
 import { Catalog } from '../../lib/constructs/catalog.js';
 import { dateProjection, type DateProjection } from '../helpers/athena-projection.js';
 import { emptyStack, logicalIdOf, resourcesOf, type Cfn } from './helpers.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * Every file the pipeline can write is visible to Athena at the moment it is written, at any hour: the Glue tables
@@ -104,11 +105,11 @@ describe('partition projection, read as Athena documents it', () => {
           const projection = projections.get(report.id)!;
           const visible = new Set(projection.values(now));
           for (const window of windowsWritableAt(report, now)) {
-            const key = tableKey(report.id, window);
+            const key = tableKey(feedKey(report.id), window);
             const dt = /\/dt=([^/]+)\//.exec(key)![1]!;
             assert.ok(visible.has(dt), `${report.id} at ${now.toISOString()}: ${key} has dt=${dt}, which Athena does not enumerate (last: ${[...visible].at(-1)})`);
             // Athena reads that partition where the parse put the file.
-            assert.ok(`s3://curated/${key}`.startsWith(projection.location(dt)), `${projection.location(dt)} does not hold ${key}`);
+            assert.ok(`s3://curated/${key}`.startsWith(projection.location(dt).replace('${connection}', 'default')), `${projection.location(dt)} does not hold ${key}`);
             // The refusal agrees: nothing a load writes is refused.
             refuseUnprojectedWindows(report.id, [window], { start: '2020-01-01', source: 'test' }, now);
             checked++;
@@ -124,11 +125,11 @@ describe('partition projection, read as Athena documents it', () => {
     const old = dateProjection(
       { 'projection.enabled': 'true', 'projection.dt.type': 'date', 'projection.dt.format': 'yyyy-MM-dd', 'projection.dt.range': '2020-01-01,NOW' },
       'dt',
-      's3://curated/tables/x/dt=${dt}/',
+      's3://curated/tables/x/connection=default/dt=${dt}/',
     );
     // 12:30 UTC is 02:30 the next day in Kiritimati: the window just ended starts on a date UTC has not reached.
     const now = new Date('2026-07-15T12:30:00Z');
-    const dts = windowsWritableAt(hourly!, now).map((w) => /\/dt=([^/]+)\//.exec(tableKey(hourly!.id, w))![1]!);
+    const dts = windowsWritableAt(hourly!, now).map((w) => /\/dt=([^/]+)\//.exec(tableKey(feedKey(hourly!.id), w))![1]!);
     assert.ok(dts.includes('2026-07-16'));
     assert.ok(!old.values(now).includes('2026-07-16'));
   });

@@ -90,9 +90,9 @@ describe('ReportsPipelineStack', () => {
         assert.ok(s, r.id);
         assert.equal(s.ScheduleExpression, r.schedule.cron);
         assert.equal(s.ScheduleExpressionTimezone, r.schedule.timeZone);
-        assert.deepEqual(JSON.parse(s.Target.Input), { reportId: r.id, scheduledTime: '<aws.scheduler.scheduled-time>' });
+        assert.deepEqual(JSON.parse(s.Target.Input), { reportId: r.id, connection: r.connections[0], scheduledTime: '<aws.scheduler.scheduled-time>' });
         // Onto the queue of the report's connection (a group per report at the default bound of 2), not to the function.
-        assert.deepEqual(s.Target.Arn, { 'Fn::GetAtt': [id(fetch.queues.queueOf(r.connection)), 'Arn'] });
+        assert.deepEqual(s.Target.Arn, { 'Fn::GetAtt': [id(fetch.queues.queueOf(r.connections[0]!)), 'Arn'] });
         assert.deepEqual(s.Target.SqsParameters, { MessageGroupId: r.id });
         assert.deepEqual(s.Target.RetryPolicy, { MaximumEventAgeInSeconds: 3600, MaximumRetryAttempts: 3 });
         assert.deepEqual(s.Target.DeadLetterConfig, { Arn: { 'Fn::GetAtt': [id(fetch.scheduleDeadLetterQueue), 'Arn'] } });

@@ -22,6 +22,7 @@ import { simulatorLogin } from '../../local/connections/local-gateways.js';
 import { hasSampleColumns } from '../../local/simulator/transactions.js';
 import { listKeys, readObject } from '../helpers/lake-inspect.js';
 import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * Every report of the catalog, whatever config/reports/ holds, end to end: the embedded simulator answers
@@ -54,7 +55,7 @@ const windowOf = (r: ReportDefinition): ReportWindow => windowAt(parseLocalDateT
 
 /** What the simulator sent for this report and window: the oracle. */
 const simulatedRows = (r: ReportDefinition, w: ReportWindow): string[][] =>
-  hasSampleColumns(r.columns) ? [...generateTransactions(simulatorLogin(r.connection, 'hmac'), w, ROWS_PER_DAY)] : [...definitionRows(r, simulatorLogin(r.connection, 'hmac'), w, ROWS_PER_DAY)];
+  hasSampleColumns(r.columns) ? [...generateTransactions(simulatorLogin(r.connections[0]!, 'hmac'), w, ROWS_PER_DAY)] : [...definitionRows(r, simulatorLogin(r.connections[0]!, 'hmac'), w, ROWS_PER_DAY)];
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -122,7 +123,7 @@ async function withPipeline<T>(catalog: ReportCatalog, r: ReportDefinition, samp
 async function assertEndToEnd(catalog: ReportCatalog, r: ReportDefinition, options: { samples?: Record<string, string>; expected?: string[][]; queries?: boolean } = {}) {
   const w = windowOf(r);
   await withPipeline(catalog, r, options.samples, async (p) => {
-    const outcome = await p.runWindow(r.id, w);
+    const outcome = await p.runWindow(feedKey(r.id), w);
     assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
     if (r.format === 'PDF') {
       // A PDF is kept as received; nothing is typed (docs/architecture.md): a manifest, no table file.
@@ -152,7 +153,7 @@ async function assertEndToEnd(catalog: ReportCatalog, r: ReportDefinition, optio
       const actual = (await db.query(`SELECT ${comparableSql(r)} FROM ${q(r.id)}`)).rows as Array<Array<string | null>>;
       assert.deepEqual(sortRows(normaliseDecimals(r, actual)), sortRows(expected.map((row) => comparableRow(r, row))));
       if (options.queries) {
-        for (const saved of readReportQueries(r.id, projectPath('queries'))) {
+        for (const saved of readReportQueries(r, projectPath('queries'))) {
           try {
             await db.query(saved.sql);
           } catch (e) {

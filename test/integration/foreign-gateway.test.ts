@@ -16,6 +16,7 @@ import type { ReportDefinition } from '../../functions/core/definitions/report-d
 import { formatWithPattern, parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
 import { openObjectStream } from '../../functions/aws/s3-streams.js';
 import { startLocalPipeline, type LocalPipeline } from '../../local/pipeline/pipeline.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The whole local chain (fetch -> raw object on s3rver -> parse -> Parquet -> DuckDB) against a gateway
@@ -114,7 +115,7 @@ describe('a gateway that is not this project\'s', () => {
       res.end();
     });
     const p = await pipelineFor(url);
-    const o = await p.runWindow(report.id, window);
+    const o = await p.runWindow(feedKey(report.id), window);
     assert.equal(o.status, 'loaded', JSON.stringify(o.error));
     assert.equal(o.rowsWritten, ROWS);
     assert.equal(o.fetched?.wireCoding, 'gzip');
@@ -147,7 +148,7 @@ describe('a gateway that is not this project\'s', () => {
   for (const r of refusals) {
     it(`${r.name}: fails loudly (${r.code}), no raw file, nothing in the table`, async () => {
       const p = await pipelineFor(await foreignGateway(r.send));
-      const o = await p.runWindow(report.id, window);
+      const o = await p.runWindow(feedKey(report.id), window);
       assert.equal(o.status, 'failed');
       assert.equal(o.error?.stage, 'fetch');
       assert.equal(o.error?.code, r.code, o.error?.message);
@@ -161,7 +162,7 @@ describe('a gateway that is not this project\'s', () => {
     const p = await pipelineFor(await foreignGateway((res) => {
       res.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(drifted);
     }));
-    const o = await p.runWindow(report.id, window);
+    const o = await p.runWindow(feedKey(report.id), window);
     assert.equal(o.status, 'failed');
     assert.equal(o.error?.code, 'SchemaDrift');
     assert.equal(o.fetched?.headerMatches, false);

@@ -20,6 +20,7 @@ import { runLocal, type RunSummary } from '../../local/cli/run.js';
 import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
 import { captureJsonLines, metricPoints } from '../helpers/handler-harness.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The volume check as a new user meets it, against a gateway that is not this project's simulator: a
@@ -93,7 +94,7 @@ describe('the volume check against a foreign gateway with its own weekly rhythm'
 
   const lake = () => join(dir, 'lake');
   const manifestOf = async (date: string) => {
-    const key = manifestKey(report.id, { start: parseLocalDateTime(date) });
+    const key = manifestKey(feedKey(report.id), { start: parseLocalDateTime(date) });
     return JSON.parse(await readFile(join(lake(), bucketNames(LOCAL_ENVIRONMENT).curated, `${key}._S3rver_object`), 'utf8')) as LoadManifest;
   };
 
@@ -136,13 +137,13 @@ describe('the volume check against a foreign gateway with its own weekly rhythm'
     const metrics = new Metrics({ namespace: METRIC_NAMESPACE, serviceName: SERVICE_NAME });
     const p = await startLocalPipeline({ lakeDir: lake(), gatewayUrl: url, secret: { login: 'foreign-merchant', controlKey: 'foreign-key' }, metrics });
     try {
-      const run = await captureJsonLines(() => p.runWindow(report.id, windowAt(parseLocalDateTime(DROPPED), parseWindowSize(report.window))));
+      const run = await captureJsonLines(() => p.runWindow(feedKey(report.id), windowAt(parseLocalDateTime(DROPPED), parseWindowSize(report.window))));
       assert.equal(run.result?.status, 'loaded');
       assert.deepEqual(metricPoints(run.lines, 'QualityFindings').map((pt) => [pt.value, pt.dims.report, pt.dims.environment, pt.dims.service]), [
         [1, report.id, LOCAL_ENVIRONMENT, SERVICE_NAME],
       ]);
       assert.deepEqual(metricPoints(run.lines, 'DuplicateKeys'), [], 'no repeated keys: no series');
-      const again = await captureJsonLines(() => p.runWindow(report.id, windowAt(parseLocalDateTime('2026-11-05'), parseWindowSize(report.window))));
+      const again = await captureJsonLines(() => p.runWindow(feedKey(report.id), windowAt(parseLocalDateTime('2026-11-05'), parseWindowSize(report.window))));
       assert.deepEqual(metricPoints(again.lines, 'QualityFindings'), [], 'a normal day keeps no series of findings alive');
     } finally {
       await p.close();

@@ -11,6 +11,7 @@ import { bucketNames, LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { parseWindowSize, windowAt, windowsBetween } from '../../functions/core/time/window.js';
 import { lakeStatus, runLakeStatusCommand } from '../../local/lake/lake-status.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * `reports status --lake`: a lake the real local pipeline filled (simulator -> fetch -> s3rver -> parse), then read
@@ -39,7 +40,7 @@ describe('reports status --lake', () => {
     const pipeline = await startLocalPipeline({ lakeDir, simulator: { rowsPerDay: 40, volume: { drops: { '2026-10-27': 0.1 } } } });
     try {
       for (const window of windowsBetween(day(10, 1), day(10, 29), parseWindowSize('P1D'))) {
-        const outcome = await pipeline.runWindow(report.id, window);
+        const outcome = await pipeline.runWindow(feedKey(report.id), window);
         assert.equal(outcome.status, 'loaded', JSON.stringify(outcome.error));
       }
     } finally {
@@ -79,7 +80,7 @@ describe('reports status --lake', () => {
     await writeFile(sample, `${header}\r\n${good}\r\n${bad}\r\n`);
     const pipeline = await startLocalPipeline({ lakeDir: rejectsLake, simulator: { samples: { [report.id]: sample } } });
     try {
-      const outcome = await pipeline.runWindow(report.id, windowAt(day(11, 20), parseWindowSize('P1D')));
+      const outcome = await pipeline.runWindow(feedKey(report.id), windowAt(day(11, 20), parseWindowSize('P1D')));
       // Above the definition's rejects.maxShare (0): nothing is written to the table, the rejected rows are kept.
       assert.equal(outcome.error?.code, 'TooManyRejectedRows');
     } finally {

@@ -15,6 +15,7 @@ import { MultipartSink } from '../../functions/aws/multipart-sink.js';
 import { openObjectStream, putJson } from '../../functions/aws/s3-streams.js';
 import { uploadStream } from '../../functions/aws/upload-stream.js';
 import { startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 const MiB = 1024 * 1024;
 const window = windowAt({ year: 2026, month: 11, day: 20, hour: 0, minute: 0, second: 0 }, parseWindowSize('P1D'));
@@ -104,7 +105,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('uploadStream lands a 12 MB stream byte for byte, with its metadata, and S3 announces it like AWS', async () => {
-    const key = rawKey('transactions', window, 'CSV');
+    const key = rawKey(feedKey('transactions'), window, 'CSV');
     const report = reportStream(12 * MiB);
     const stored = await uploadStream({
       client: lake.client,
@@ -138,7 +139,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('uploadStream of a stream that fails mid-way leaves nothing at the key and no parts behind', async () => {
-    const key = rawKey('failing', window, 'CSV');
+    const key = rawKey(feedKey('failing'), window, 'CSV');
     const report = reportStream(12 * MiB, 7 * MiB); // one 5 MiB part is already stored when it fails
     const before = events.length;
     await assert.rejects(
@@ -154,7 +155,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('uploadStream of a stream that fails before its first part stores nothing either', async () => {
-    const key = rawKey('failing_early', window, 'CSV');
+    const key = rawKey(feedKey('failing_early'), window, 'CSV');
     const report = reportStream(12 * MiB, 1 * MiB);
     await assert.rejects(
       uploadStream({ client: lake.client, bucket: buckets.raw, key, body: report.stream, contentType: 'text/csv' }),
@@ -164,7 +165,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('re-uploading a key overwrites it (the local lake has no versions)', async () => {
-    const key = rawKey('overwritten', window, 'PDF');
+    const key = rawKey(feedKey('overwritten'), window, 'PDF');
     const put = (text: string) =>
       uploadStream({ client: lake.client, bucket: buckets.raw, key, body: Readable.from([Buffer.from(text)]), contentType: 'application/pdf' });
     await put('first');
@@ -176,7 +177,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('MultipartSink makes its bytes visible only on finish()', async () => {
-    const key = tableKey('transactions', window);
+    const key = tableKey(feedKey('transactions'), window);
     const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet', partSizeBytes: 5 * MiB });
     const whole = createHash('sha256');
     for (let i = 0; i < 11; i++) {
@@ -199,7 +200,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('MultipartSink.abort() after parts were uploaded leaves nothing', async () => {
-    const key = tableKey('aborted', window);
+    const key = tableKey(feedKey('aborted'), window);
     const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet', partSizeBytes: 5 * MiB });
     for (let i = 0; i < 11; i++) sink.write(block(200 + i));
     await sink.flush();
@@ -212,7 +213,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('a small MultipartSink is one PutObject', async () => {
-    const key = tableKey('small', window);
+    const key = tableKey(feedKey('small'), window);
     const sink = new MultipartSink({ client: lake.client, bucket: buckets.curated, key, contentType: 'application/vnd.apache.parquet' });
     sink.write(Buffer.from('PAR1...PAR1'));
     await sink.finish();
@@ -223,7 +224,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('putJson stores a manifest that reads back', async () => {
-    const key = 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json';
+    const key = 'manifests/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json';
     const stored = await putJson({ client: lake.client, bucket: buckets.curated, key, value: { rowsRead: 3, rowsWritten: 3 } });
     const read = await readAll(lake, buckets.curated, key);
     assert.deepEqual(JSON.parse(read.bytes.toString()), { rowsRead: 3, rowsWritten: 3 });
@@ -253,7 +254,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('a completed multipart upload is its parts joined in order, with S3\'s form of a multipart ETag, new for every upload, and no parts left', async () => {
-    const key = rawKey('joined', window, 'CSV');
+    const key = rawKey(feedKey('joined'), window, 'CSV');
     const report = reportStream(17 * MiB);
     const stored = await uploadStream({ client: lake.client, bucket: buckets.raw, key, body: report.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB });
     const read = await readAll(lake, buckets.raw, key);
@@ -271,7 +272,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('a reader sees the old object or the new one whole while a multipart upload completes over it', async () => {
-    const key = rawKey('replaced', window, 'CSV');
+    const key = rawKey(feedKey('replaced'), window, 'CSV');
     const first = reportStream(11 * MiB);
     await uploadStream({ client: lake.client, bucket: buckets.raw, key, body: first.stream, contentType: 'text/csv', partSizeBytes: 5 * MiB });
     const second = reportStream(16 * MiB);
@@ -289,7 +290,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   it('two PutObjects of one key at once leave one of them whole, never the start of one and the tail of the other', async () => {
     // Two runs of the same window write its manifest (a few KiB) at the same moment; S3 keeps the last writer's
     // object whole, with that writer's metadata.
-    const key = 'manifests/concurrent/dt=2026-11-20/2026-11-20T00-00-00.json';
+    const key = 'manifests/concurrent/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json';
     const long = block(300, 3 * 1024);
     const short = block(301, 2 * 1024);
     const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -307,7 +308,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
   });
 
   it('a reader sees the old object or the new one whole while a PutObject replaces it', async () => {
-    const key = rawKey('put_over', window, 'CSV');
+    const key = rawKey(feedKey('put_over'), window, 'CSV');
     const first = block(310, 4 * MiB);
     const second = block(311, 4 * MiB);
     const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');

@@ -12,6 +12,7 @@ import { SERVICE_NAME } from '../../lib/metrics.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
 import { captureJsonLines, dimensionSetOf } from '../helpers/handler-harness.js';
 import { resourcesOf, synthPipeline, testConfig, type Cfn } from '../infra/helpers.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * What an added report costs in CloudWatch, counted rather than assumed (docs/deploy.md, "What it costs"): the distinct
@@ -49,7 +50,7 @@ describe('metric series and alarms per report', () => {
     try {
       const run = await captureJsonLines(async () => {
         for (const day of ['2026-11-16', '2026-11-17', '2026-11-18']) {
-          const outcome = await p.runWindow(report.id, windowAt(parseLocalDateTime(day), parseWindowSize(report.window)));
+          const outcome = await p.runWindow(feedKey(report.id), windowAt(parseLocalDateTime(day), parseWindowSize(report.window)));
           assert.equal(outcome.status, 'loaded', day);
         }
       });

@@ -17,6 +17,7 @@ import { startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { objectCreatedRecord, sqsEventOf } from '../../local/lake/sqs-message.js';
 import { REPORT_HEADER, generateTransactions, writeReportCsv } from '../../local/simulator/index.js';
 import { captureJsonLines } from '../helpers/handler-harness.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * A raw file deleted before its S3 event is handled (someone cleaned up a window, a late redelivery) is skipped
@@ -26,7 +27,7 @@ import { captureJsonLines } from '../helpers/handler-harness.js';
 
 const buckets = bucketNames('deleted');
 const window = windowAt(parseLocalDateTime('2026-11-20'), parseWindowSize('P1D'));
-const key = rawKey('transactions', window, 'csv');
+const key = rawKey(feedKey('transactions'), window, 'csv');
 
 describe('parse: a deleted raw key is skipped', () => {
   let dir: string;

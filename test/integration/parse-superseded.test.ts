@@ -14,6 +14,7 @@ import { putBytes } from '../../functions/aws/s3-streams.js';
 import { parseRawObject } from '../../functions/parse-report/parse-object.js';
 import { startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { REPORT_HEADER, generateTransactions, writeReportCsv } from '../../local/simulator/index.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * On a versioned raw bucket only the parse of the raw key's current version may write the window's table:
@@ -24,7 +25,7 @@ import { REPORT_HEADER, generateTransactions, writeReportCsv } from '../../local
 
 const buckets = bucketNames('superseded');
 const window = windowAt(parseLocalDateTime('2026-11-20'), parseWindowSize('P1D'));
-const key = rawKey('transactions', window, 'csv');
+const key = rawKey(feedKey('transactions'), window, 'csv');
 
 function playVersions(client: S3Client, current: () => string) {
   client.middlewareStack.add(
@@ -90,9 +91,9 @@ describe('parse: a superseded raw version never writes the table', () => {
     const result = await parseRawObject({ bucket: buckets.raw, key, versionId: 'v2' }, deps(), 'current');
     assert.equal(result.outcome, 'loaded');
     assert.deepEqual(await curated(), [
-      'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json',
-      'rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv',
-      'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet',
+      'manifests/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json',
+      'rejected/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv',
+      'tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet',
     ]);
   });
 });

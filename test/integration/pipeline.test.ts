@@ -17,6 +17,7 @@ import { LOCAL_LAKE_CREDENTIALS, startLocalLake } from '../../local/lake/local-l
 import { startLocalPipeline, type LocalPipeline, type LocalPipelineOptions } from '../../local/pipeline/pipeline.js';
 import { runLocal } from '../../local/cli/run.js';
 import { generateTransactions, HARD_CASE_COUNT } from '../../local/simulator/index.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The whole chain on a real S3 protocol (s3rver on loopback) with the simulator as the gateway, through
@@ -110,7 +111,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     it(`${method}: a window lands as Parquet equal to what the simulator sent; a re-run leaves one copy of each row`, async () => {
       await withPipeline({ signatureMethod: method }, async (p) => {
         assert.equal((await p.connection('default')).signatureMethod, method);
-        const first = await p.runWindow('transactions', day('2026-11-20'));
+        const first = await p.runWindow(feedKey('transactions'), day('2026-11-20'));
         assert.equal(first.error, undefined, JSON.stringify(first.error));
         assert.equal(first.status, 'loaded');
         assert.equal(first.rowsRead, ROWS_PER_DAY);
@@ -121,9 +122,9 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
         assert.ok(first.parquetBytes > 0 && first.bytes > first.parquetBytes);
         await assertTableEqualsSimulator(p, '2026-11-20');
 
-        const again = await p.runWindow('transactions', day('2026-11-20'));
+        const again = await p.runWindow(feedKey('transactions'), day('2026-11-20'));
         assert.equal(again.status, 'loaded');
-        await p.runWindow('transactions', day('2026-11-21'));
+        await p.runWindow(feedKey('transactions'), day('2026-11-21'));
         const db = await p.openDatabase();
         try {
           const counts = await db.query('SELECT dt, count(*) AS n, count(DISTINCT transaction_id) AS ids FROM transactions GROUP BY dt ORDER BY dt');
@@ -134,8 +135,8 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
         } finally {
           db.close();
         }
-        assert.deepEqual(await keys(p.s3, p.buckets.raw, 'raw/transactions/dt=2026-11-20/'), ['raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv']);
-        assert.deepEqual(await keys(p.s3, p.buckets.curated, 'tables/transactions/dt=2026-11-20/'), ['tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet']);
+        assert.deepEqual(await keys(p.s3, p.buckets.raw, 'raw/transactions/connection=default/dt=2026-11-20/'), ['raw/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv']);
+        assert.deepEqual(await keys(p.s3, p.buckets.curated, 'tables/transactions/connection=default/dt=2026-11-20/'), ['tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet']);
       });
     });
   }
@@ -145,11 +146,11 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
     const pdfVariant = { ...shipped, id: 'transactions_pdf', format: 'PDF', bodyTemplate: { ...shipped.bodyTemplate, reportFormat: 'PDF' } };
     const catalog = ReportCatalog.fromSources([...reportSources(), { file: 'test: PDF variant', raw: pdfVariant }]);
     await withPipeline({ catalog }, async (p) => {
-      const outcome = await p.runWindow('transactions_pdf', day('2026-11-20'));
+      const outcome = await p.runWindow(feedKey('transactions_pdf'), day('2026-11-20'));
       assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
       assert.equal(outcome.status, 'not-parsed');
       assert.equal(outcome.fetched?.kind, 'pdf');
-      const pdf = await read(p.s3, p.buckets.raw, 'raw/transactions_pdf/dt=2026-11-20/2026-11-20T00-00-00.pdf');
+      const pdf = await read(p.s3, p.buckets.raw, 'raw/transactions_pdf/connection=default/dt=2026-11-20/2026-11-20T00-00-00.pdf');
       assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
       const m = await manifestOf(p, '2026-11-20', 'transactions_pdf');
       assert.equal(m.outcome, 'not-parsed');
@@ -161,11 +162,11 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
 
   it('schema drift leaves the raw file and a failed manifest, and no table file', async () => {
     await withPipeline({ simulator: { rowsPerDay: ROWS_PER_DAY, fault: { mode: 'schemaDrift' } } }, async (p) => {
-      const outcome = await p.runWindow('transactions', day('2026-11-20'));
+      const outcome = await p.runWindow(feedKey('transactions'), day('2026-11-20'));
       assert.equal(outcome.status, 'failed');
       assert.deepEqual([outcome.error?.stage, outcome.error?.code], ['parse', 'SchemaDrift']);
       assert.match(outcome.error!.message, /Merchant_Order_ID/);
-      assert.deepEqual(await keys(p.s3, p.buckets.raw, 'raw/'), ['raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv']);
+      assert.deepEqual(await keys(p.s3, p.buckets.raw, 'raw/'), ['raw/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv']);
       const m = await manifestOf(p, '2026-11-20');
       assert.equal(m.outcome, 'failed');
       assert.equal(m.error?.code, 'SchemaDrift');
@@ -175,7 +176,7 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
 
   it('a refused login fails the window at the fetch, with its typed code, and stores nothing', async () => {
     await withPipeline({ secret: { login: 'sim-merchant-hmac', controlKey: 'not-the-key' } }, async (p) => {
-      const outcome = await p.runWindow('transactions', day('2026-11-20'));
+      const outcome = await p.runWindow(feedKey('transactions'), day('2026-11-20'));
       assert.equal(outcome.status, 'failed');
       assert.deepEqual([outcome.error?.stage, outcome.error?.code], ['fetch', 'AuthenticationRefused']);
       // It names the connection, the login, the reports it stops and where the right value goes; never the key.
@@ -200,10 +201,10 @@ describe('the local pipeline end to end (s3rver + simulator)', () => {
       const lakeDir = await newLakeDir();
       await withPipeline({ lakeDir, s3Endpoint: store.endpoint, s3Credentials: LOCAL_LAKE_CREDENTIALS }, async (p) => {
         assert.equal(p.lake, undefined);
-        const outcome = await p.runWindow('transactions', day('2026-11-20'));
+        const outcome = await p.runWindow(feedKey('transactions'), day('2026-11-20'));
         assert.equal(outcome.error, undefined, JSON.stringify(outcome.error));
         assert.equal(outcome.status, 'loaded');
-        assert.deepEqual(await keys(store.client, 'paynet-reports-local-curated', 'tables/'), ['tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet']);
+        assert.deepEqual(await keys(store.client, 'paynet-reports-local-curated', 'tables/'), ['tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet']);
         assert.equal(await p.queryLakeDir(), join(lakeDir, 's3-cache'));
         await assertTableEqualsSimulator(p, '2026-11-20');
       });

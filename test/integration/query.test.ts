@@ -16,6 +16,7 @@ import { startLocalPipeline, type WindowOutcome } from '../../local/pipeline/pip
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { runQueryCommand, type QueryOutput } from '../../local/cli/query.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * `reports query` over a lake the real local pipeline filled (simulator -> fetch -> s3rver -> parse ->
@@ -49,7 +50,7 @@ describe('reports query over the local lake', () => {
     emptyDir = join(lakeDir, 'nothing-here');
     const pipeline = await startLocalPipeline({ lakeDir, simulator: { rowsPerDay: 40 } });
     try {
-      outcomes = [await pipeline.runWindow(report.id, day(20)), await pipeline.runWindow(report.id, day(21))];
+      outcomes = [await pipeline.runWindow(feedKey(report.id), day(20)), await pipeline.runWindow(feedKey(report.id), day(21))];
     } finally {
       await pipeline.close();
     }

@@ -18,6 +18,7 @@ import { reparseCommand, runReparseCommand } from '../../local/cli/reparse.js';
 import { runLocal } from '../../local/cli/run.js';
 import { LOCAL_ENVIRONMENT } from '../../functions/core/naming.js';
 import { startLocalLake } from '../../local/lake/local-lake.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * `reports reparse` on the local lake, tried as a new user would: a gateway that is not this project's (a
@@ -205,7 +206,7 @@ describe('reports reparse on the local lake, as a new user would try it', () => 
     const drifted = csvOf(headers.map((h) => (h === 'Merchant_OID' ? 'Order_Reference' : h)), rowsOf('2026-11-21'));
     const lake = await startLocalLake({ dir: lakeDir, buckets });
     try {
-      const key = rawKey('transactions', windowAt(parseLocalDateTime('2026-11-21'), parseWindowSize('P1D')), 'CSV');
+      const key = rawKey(feedKey('transactions'), windowAt(parseLocalDateTime('2026-11-21'), parseWindowSize('P1D')), 'CSV');
       await lake.client.send(new PutObjectCommand({ Bucket: buckets.raw, Key: key, Body: drifted, ContentType: 'text/csv' }));
     } finally {
       await lake.close();
@@ -213,7 +214,7 @@ describe('reports reparse on the local lake, as a new user would try it', () => 
     await define((columns) => {
       columns.find((c) => c.name === 'order_description')!.name = 'description';
     });
-    const tableFile = join(lakeDir, buckets.curated, `${tableKey('transactions', windowAt(parseLocalDateTime('2026-11-21'), parseWindowSize('P1D')))}._S3rver_object`);
+    const tableFile = join(lakeDir, buckets.curated, `${tableKey(feedKey('transactions'), windowAt(parseLocalDateTime('2026-11-21'), parseWindowSize('P1D')))}._S3rver_object`);
     const tableBefore = await readFile(tableFile);
 
     const { summary, text } = await reparse('2026-11-20', '2026-11-24');

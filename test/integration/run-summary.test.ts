@@ -51,7 +51,7 @@ describe('the run summary', () => {
     const lake = join(dir, 'rejects-lake');
     const lines: string[] = [];
     await runLocal({ report: 'transactions', from: '2026-11-20', to: '2026-11-21', lake, sample: [`transactions=${sample}`] }, (l) => void lines.push(l));
-    // The embedded lake's file for the curated object rejected/transactions/dt=2026-11-20/<window start>.csv.
+    // The embedded lake's file for the curated object rejected/transactions/connection=default/dt=2026-11-20/<window start>.csv.
     const file = join(lake, 'paynet-reports-local-curated', 'rejected', 'transactions', 'dt=2026-11-20', '2026-11-20T00-00-00.csv._S3rver_object');
     const at = lines.indexOf('Rejected rows (each with its line in the report and the reason):');
     assert.ok(at >= 0, lines.join('\n'));
@@ -162,9 +162,9 @@ describe('the run summary', () => {
   });
 
   it('saved queries are the report\'s own: none for a report whose table no query reads', async () => {
-    const own = (await savedQueriesFor('transactions')).map((q) => q.name);
+    const own = (await savedQueriesFor({ id: 'transactions', connections: ['default'] })).map((q) => q.name);
     assert.ok(own.length > 0);
-    for (const q of await savedQueriesFor('transactions')) assert.match(q.sql, /\btransactions\b/);
-    assert.deepEqual(await savedQueriesFor('no_such_report'), []);
+    for (const q of await savedQueriesFor({ id: 'transactions', connections: ['default'] })) assert.match(q.sql, /\btransactions\b/);
+    assert.deepEqual(await savedQueriesFor({ id: 'no_such_report', connections: ['default'] }), []);
   });
 });

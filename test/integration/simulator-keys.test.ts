@@ -11,6 +11,7 @@ import { parseWindowSize, windowAt, type ReportWindow } from '../../functions/co
 import { checkMark } from '../../local/pipeline/check-summary.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
 import { definitionRows } from '../../local/simulator/definition-rows.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The simulator's made-up data never trips the data checks of a definition a newcomer writes or changes as the
@@ -81,7 +82,7 @@ describe("the simulator's rows for any definition", () => {
     const pipeline = await startLocalPipeline({ lakeDir, catalog: new ReportCatalog([changed]), simulator: { rowsPerDay: 300 } });
     try {
       for (const window of windowsOf(changed)) {
-        const outcome = await pipeline.runWindow(changed.id, window);
+        const outcome = await pipeline.runWindow(feedKey(changed.id), window);
         assert.equal(outcome.status, 'loaded', JSON.stringify(outcome.error));
         assert.notEqual(checkMark(outcome.manifest?.checks), 'FLAGGED', JSON.stringify(outcome.manifest?.checks));
         const duplicates = outcome.manifest?.checks?.find((c) => c.check.startsWith('duplicate'));

@@ -12,6 +12,7 @@ import { openLakeDatabase, QueryFailed } from '../../local/duckdb/duckdb.js';
 import { lakeStatus } from '../../local/lake/lake-status.js';
 import { lakeStaleNotices } from '../../local/lake/stale-notice.js';
 import { startLocalPipeline } from '../../local/pipeline/pipeline.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * One count everywhere: after a rename and a retype, the stale banner, a query's error, `--list` (the view's files)
@@ -45,7 +46,7 @@ describe('stale windows: one count everywhere', () => {
     try {
       // Two stretches with a gap of three windows never fetched: 1-4 and 8-9 October.
       for (const w of [...windowsBetween(day(1), day(5), parseWindowSize('P1D')), ...windowsBetween(day(8), day(10), parseWindowSize('P1D'))]) {
-        assert.equal((await pipeline.runWindow(report.id, w)).status, 'loaded');
+        assert.equal((await pipeline.runWindow(feedKey(report.id), w)).status, 'loaded');
       }
     } finally {
       await pipeline.close();

@@ -35,7 +35,7 @@ export async function curatedKeysOf(w: World, date: string): Promise<string[]> {
 
 /** Nothing at all for the day in either bucket, and no multipart upload left half done. */
 export async function assertNothingStored(w: World, date: string): Promise<void> {
-  assert.deepEqual(await w.keys('raw', `raw/transactions/dt=${date}/`), [], 'no raw object');
+  assert.deepEqual(await w.keys('raw', `raw/transactions/connection=default/dt=${date}/`), [], 'no raw object');
   assert.deepEqual(await curatedKeysOf(w, date), [], 'nothing in the curated bucket');
   assert.deepEqual(await w.incomplete(), { raw: [], curated: [] }, 'no incomplete multipart upload');
 }
@@ -46,7 +46,7 @@ export async function assertNothingStored(w: World, date: string): Promise<void>
  */
 export async function assertLoadedOnce(w: World, date: string, expectedRaw: Buffer, expectedIds: string[]): Promise<void> {
   const keys = keysOf(date);
-  assert.deepEqual(await w.keys('raw', `raw/transactions/dt=${date}/`), [keys.raw], 'one raw file');
+  assert.deepEqual(await w.keys('raw', `raw/transactions/connection=default/dt=${date}/`), [keys.raw], 'one raw file');
   const raw = await w.read('raw', keys.raw);
   assert.equal(raw.length, expectedRaw.length, 'the raw file has every byte');
   assert.ok(raw.equals(expectedRaw), 'the raw file is byte for byte what the gateway sent');

@@ -34,6 +34,7 @@ import {
 import { captureJsonLines, lambdaContext } from '../helpers/handler-harness.js';
 import { incompleteUploads, listKeys, readObject } from '../helpers/lake-inspect.js';
 import { leakGuard } from '../helpers/leak-guard.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The reliability suite's world, shared by all its cases in one process (so the leak guard sees the whole
@@ -59,7 +60,7 @@ export const CSV = { delimiter: ',', encoding: 'UTF-8' } as const;
 export const day = (date: string): ReportWindow => windowAt(parseLocalDateTime(date), parseWindowSize(report.window));
 /** The fetch function's backfill event for one day. */
 export const backfillOf = (date: string) => ({ reportId: REPORT_ID, from: date, to: formatLocalDate(day(date).end) });
-export const keysOf = (date: string) => keysFor(REPORT_ID, day(date), 'csv');
+export const keysOf = (date: string) => keysFor(feedKey(REPORT_ID), day(date), 'csv');
 
 /** Cases run and passed: the suite prints them at the end. */
 export const counts = { started: 0, passed: 0, propertyRuns: 0 };

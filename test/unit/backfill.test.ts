@@ -200,7 +200,7 @@ describe('deployed mode: one Lambda invocation per window', () => {
     const summary = await runBackfill({
       windows,
       concurrency: 2,
-      runWindow: lambdaWindowRunner({ client: client(), functionName: 'paynet-reports-production-fetch', reportId: 'transactions' }),
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'paynet-reports-production-fetch', feed: { reportId: 'transactions', connection: 'default' } }),
     });
     assert.equal(summary.done, 5);
     assert.equal(most, 2);
@@ -211,11 +211,11 @@ describe('deployed mode: one Lambda invocation per window', () => {
       assert.equal(input.InvocationType, 'RequestResponse');
     }
     assert.deepEqual(inputs.map(payloadOf).sort((a, b) => a.from.localeCompare(b.from)), [
-      { reportId: 'transactions', from: '2026-11-01T00:00:00', to: '2026-11-02T00:00:00' },
-      { reportId: 'transactions', from: '2026-11-02T00:00:00', to: '2026-11-03T00:00:00' },
-      { reportId: 'transactions', from: '2026-11-03T00:00:00', to: '2026-11-04T00:00:00' },
-      { reportId: 'transactions', from: '2026-11-04T00:00:00', to: '2026-11-05T00:00:00' },
-      { reportId: 'transactions', from: '2026-11-05T00:00:00', to: '2026-11-06T00:00:00' },
+      { reportId: 'transactions', connection: 'default', from: '2026-11-01T00:00:00', to: '2026-11-02T00:00:00' },
+      { reportId: 'transactions', connection: 'default', from: '2026-11-02T00:00:00', to: '2026-11-03T00:00:00' },
+      { reportId: 'transactions', connection: 'default', from: '2026-11-03T00:00:00', to: '2026-11-04T00:00:00' },
+      { reportId: 'transactions', connection: 'default', from: '2026-11-04T00:00:00', to: '2026-11-05T00:00:00' },
+      { reportId: 'transactions', connection: 'default', from: '2026-11-05T00:00:00', to: '2026-11-06T00:00:00' },
     ]);
     assert.match(summary.reports[0]!.detail ?? '', /^120 bytes -> raw\/transactions\/2026-11-01T00:00:00\.csv$/);
   });
@@ -236,7 +236,7 @@ describe('deployed mode: one Lambda invocation per window', () => {
     const summary = await runBackfill({
       windows: backfillWindows(daily, '2026-11-01', '2026-11-04'),
       concurrency: 2,
-      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions' }),
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', feed: { reportId: 'transactions', connection: 'default' } }),
     });
     assert.equal(summary.done, 1);
     assert.deepEqual(summary.failed.map((f) => [day(f.window), f.code, f.message]), [
@@ -254,7 +254,7 @@ describe('deployed mode: one Lambda invocation per window', () => {
     const summary = await runBackfill({
       windows: backfillWindows(daily, '2026-11-01', '2026-11-02'),
       concurrency: 1,
-      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions', notReady: { everyMs: 1, forMs: 10 } }),
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', feed: { reportId: 'transactions', connection: 'default' }, notReady: { everyMs: 1, forMs: 10 } }),
     });
     assert.equal(summary.done, 1);
     assert.equal(sent().length, 4);
@@ -265,7 +265,7 @@ describe('deployed mode: one Lambda invocation per window', () => {
     const summary = await runBackfill({
       windows: backfillWindows(daily, '2026-11-01', '2026-11-02'),
       concurrency: 1,
-      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions', notReady: { everyMs: 1, forMs: 3 } }),
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', feed: { reportId: 'transactions', connection: 'default' }, notReady: { everyMs: 1, forMs: 3 } }),
     });
     assert.equal(sent().length, 4, 'the first call and one every 1 ms for 3 ms');
     assert.equal(summary.failed[0]?.code, 'ResourceNotReadyException');
@@ -276,7 +276,7 @@ describe('deployed mode: one Lambda invocation per window', () => {
     const summary = await runBackfill({
       windows: backfillWindows(daily, '2026-11-01', '2026-11-06'),
       concurrency: 1,
-      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', reportId: 'transactions' }),
+      runWindow: lambdaWindowRunner({ client: client(), functionName: 'fetch', feed: { reportId: 'transactions', connection: 'default' } }),
     });
     assert.equal(sent().length, 1);
     assert.equal(summary.failed[0]?.code, 'ResourceNotFoundException');

@@ -88,7 +88,10 @@ function deferred<T>() {
 
 describe('the order of a run', () => {
   const window = windowAt(parseLocalDateTime('2026-11-20'), parseWindowSize('P1D'));
-  const item = (id: string, connection: string): RunItem => ({ report: { id, connection, window: 'P1D' } as RunItem['report'], window });
+  const item = (id: string, connection: string): RunItem => {
+    const report = { id, connections: [connection], window: 'P1D' } as unknown as RunItem['report'];
+    return { feed: { reportId: id, connection, report }, report, window };
+  };
   const outcome = (reportId: string, code?: string): WindowOutcome =>
     ({ reportId, status: code ? 'failed' : 'loaded', ...(code ? { error: { stage: 'fetch', code, message: 'x' } } : {}) }) as WindowOutcome;
 

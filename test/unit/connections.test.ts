@@ -84,8 +84,8 @@ describe('connections in an environment file', () => {
 
 describe('a report names its connection', () => {
   it('absent means "default"; a name is checked like an environment\'s', () => {
-    assert.equal(definition('a').connection, 'default');
-    assert.equal(definition('a', 'acme-pay').connection, 'acme-pay');
+    assert.deepEqual(definition('a').connections, ['default']);
+    assert.deepEqual(definition('a', 'acme-pay').connections, ['acme-pay']);
     assert.throws(() => definition('a', 'Acme Pay'), /connection: must be 1-32 lower-case letters/);
   });
 

@@ -296,7 +296,7 @@ describe('stale windows and the command that rebuilds them', () => {
 
 describe('a window as its manifest describes it', () => {
   const definition = definitionRecord(base.columns);
-  const table = { bucket: 'curated', key: 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet', bytes: 9000, sha256: 'ab' };
+  const table = { bucket: 'curated', key: 'tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet', bytes: 9000, sha256: 'ab' };
   const window = { start: '2026-11-20T00:00:00', end: '2026-11-21T00:00:00', timeZone: 'Europe/Moscow' };
   const of = (m: Partial<LoadManifest>) => recordedWindowOf({ window, ...m });
 

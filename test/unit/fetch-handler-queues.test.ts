@@ -35,7 +35,8 @@ const SECRET_OF = { default: 'paynet-reports/test/default', 'provider-b': 'payne
 type ConnectionName = keyof typeof SECRET_OF;
 const buckets = bucketNames('test');
 const day = (date: string) => windowAt(parseLocalDateTime(date), parseWindowSize('P1D'));
-const keysOf = (report: string, dates: string[]) => dates.map((d) => `raw/${report}/dt=${d}/${d}T00-00-00.csv`);
+const keysOf = (report: string, dates: string[], connection = report === 'payouts' ? 'provider-b' : 'default') =>
+  dates.map((d) => `raw/${report}/connection=${connection}/dt=${d}/${d}T00-00-00.csv`);
 /** The windows of the 2026-11-21T00:15Z firing (03:15 in Moscow): the 20th and, with lookback 2, the 19th and 18th. */
 const FIRING_DAYS = ['2026-11-18', '2026-11-19', '2026-11-20'];
 

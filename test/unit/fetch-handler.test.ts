@@ -95,7 +95,7 @@ describe('fetch-report handler', () => {
     // 2026-11-21T00:15Z is 03:15 in Moscow: the last complete day is the 20th; lookback 2 adds the 19th and 18th.
     assert.deepEqual(
       result.windows.map((w) => w.key),
-      ['2026-11-20', '2026-11-19', '2026-11-18'].map((d) => `raw/transactions/dt=${d}/${d}T00-00-00.csv`),
+      ['2026-11-20', '2026-11-19', '2026-11-18'].map((d) => `raw/transactions/connection=default/dt=${d}/${d}T00-00-00.csv`),
     );
     assert.deepEqual(await rawKeys(), result.windows.map((w) => w.key).sort());
 
@@ -180,17 +180,17 @@ describe('fetch-report handler', () => {
     assert.equal(run.error, undefined, String(run.error));
     assert.equal(run.result!.kind, 'backfill');
     assert.deepEqual(run.result!.windows.map((w) => w.windowStart), ['2026-11-17T00:00:00', '2026-11-16T00:00:00']);
-    assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-16/2026-11-16T00-00-00.csv', 'raw/transactions/dt=2026-11-17/2026-11-17T00-00-00.csv']);
+    assert.deepEqual(await rawKeys(), ['raw/transactions/connection=default/dt=2026-11-16/2026-11-16T00-00-00.csv', 'raw/transactions/connection=default/dt=2026-11-17/2026-11-17T00-00-00.csv']);
   });
 
   it('refuses bad events with a ConfigurationError naming the problem, before any call', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [{ reportId: 'transactions', from: '2026-11-01' }, /to: /],
+      [{ reportId: 'transactions', connection: 'default', from: '2026-11-01' }, /to: /],
       [{ reportId: 'transactions', form: '2026-11-01', to: '2026-11-02' }, /Unrecognized key.*form|form/],
       [{ reportId: 'transactions', scheduledTime: 'yesterday' }, /scheduledTime: must be an ISO 8601 instant/],
-      [{ reportId: 'transactions', from: '2026-02-30', to: '2026-03-02' }, /not a real calendar date/],
-      [{ reportId: 'transactions', from: '2026-01-01', to: '2026-03-01' }, /holds 59 P1D windows, more than the 31/],
-      [{ reportId: 'transactions', from: '2026-03-01', to: '2026-03-01' }, /holds no P1D window/],
+      [{ reportId: 'transactions', connection: 'default', from: '2026-02-30', to: '2026-03-02' }, /not a real calendar date/],
+      [{ reportId: 'transactions', connection: 'default', from: '2026-01-01', to: '2026-03-01' }, /holds 59 P1D windows, more than the 31/],
+      [{ reportId: 'transactions', connection: 'default', from: '2026-03-01', to: '2026-03-01' }, /holds no P1D window/],
       [{ reportId: 'nope' }, /There is no report "nope"/],
       ['transactions', /neither|Expected a Scheduler invocation/],
     ];
@@ -275,7 +275,7 @@ describe('fetch-report handler', () => {
         const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-drop-1')));
         assert.ok(run.error instanceof GatewayUnavailable, String(run.error));
         // Newest first: the 20th broke off; the 19th and 18th were stored.
-        assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-18/2026-11-18T00-00-00.csv', 'raw/transactions/dt=2026-11-19/2026-11-19T00-00-00.csv']);
+        assert.deepEqual(await rawKeys(), ['raw/transactions/connection=default/dt=2026-11-18/2026-11-18T00-00-00.csv', 'raw/transactions/connection=default/dt=2026-11-19/2026-11-19T00-00-00.csv']);
         assert.deepEqual(metricPoints(run.lines, 'FetchOutcome', 'environment').map((p) => p.dims.outcome), ['GatewayUnavailable', 'Success', 'Success']);
         const failed = run.lines.find((l) => l.message === 'Window failed');
         assert.equal(failed?.window, '2026-11-20T00:00:00/2026-11-21T00:00:00');
@@ -291,10 +291,10 @@ describe('fetch-report handler', () => {
         const run = await captureJsonLines(() => handler(eventFixture('scheduler-invocation.json'), lambdaContext('req-drop-2')));
         assert.ok(run.error instanceof WindowFetchFailures, String(run.error));
         assert.ok(run.error instanceof AggregateError);
-        assert.match(run.error.message, /2 of 3 window\(s\) of report "transactions" failed: 2026-11-20T00:00:00\/2026-11-21T00:00:00 GatewayUnavailable, 2026-11-19T00:00:00\/2026-11-20T00:00:00 GatewayUnavailable/);
+        assert.match(run.error.message, /2 of 3 window\(s\) of report "transactions" over connection "default" failed: 2026-11-20T00:00:00\/2026-11-21T00:00:00 GatewayUnavailable, 2026-11-19T00:00:00\/2026-11-20T00:00:00 GatewayUnavailable/);
         assert.equal(run.error.retryable, true);
         assert.ok(run.error.errors.every((e) => e instanceof GatewayUnavailable));
-        assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-18/2026-11-18T00-00-00.csv']);
+        assert.deepEqual(await rawKeys(), ['raw/transactions/connection=default/dt=2026-11-18/2026-11-18T00-00-00.csv']);
       } finally {
         await flaky.close();
       }
@@ -336,7 +336,7 @@ describe('fetch-report handler', () => {
       assert.ok(run.error instanceof GatewayUnavailable, String(run.error));
       assert.match(run.error.message, /window 2026-11-17T00:00:00\/2026-11-18T00:00:00 used its share of the run's time \(2 s:/);
       // Without the share, the hanging window would have used the whole run and the other one would be missing too.
-      assert.deepEqual(await rawKeys(), ['raw/transactions/dt=2026-11-16/2026-11-16T00-00-00.csv']);
+      assert.deepEqual(await rawKeys(), ['raw/transactions/connection=default/dt=2026-11-16/2026-11-16T00-00-00.csv']);
     } finally {
       process.env.CONNECTIONS = endpoint;
       await hanging.close();

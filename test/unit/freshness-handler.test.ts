@@ -15,6 +15,7 @@ import { handler } from '../../functions/check-freshness/handler.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 import { captureJsonLines, dimensionSetOf, lambdaContext, metricPoints } from '../helpers/handler-harness.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The freshness check through its event shape (the Scheduler's input, `scheduledTime`): the catalog's reports, their
@@ -65,7 +66,7 @@ beforeEach(async () => {
 
 /** A manifest of `report`'s window starting `start` (local), with the outcome given, written now. */
 async function manifest(report: string, start: string, outcome: string, window = 'P1D') {
-  const key = manifestKey(report, windowAt(parseLocalDateTime(start), parseWindowSize(window)));
+  const key = manifestKey(feedKey(report, report === 'payouts' ? 'payouts-eu' : 'default'), windowAt(parseLocalDateTime(start), parseWindowSize(window)));
   await putJson({ client: lake.client, bucket: buckets.curated, key, value: { version: 1, outcome } });
 }
 
@@ -145,13 +146,13 @@ describe('stale reports', () => {
     assert.equal(lookbackHours('P1D', 6), 30);
     assert.equal(lookbackHours('PT1H', 2), 3);
     assert.equal(lookbackHours('P7D', 48), 216, 'no seven-day cap: the check reads manifests, not an alarm period');
-    const report = { id: 'a', connection: 'x', window: 'PT6H', lookback: 0, timeZone: 'UTC' };
+    const report = { reportId: 'a', connection: 'x', window: 'PT6H', lookback: 0, timeZone: 'UTC' };
     assert.equal(freshSince(report, 2, new Date('2026-11-20T12:00:00Z')).toISOString(), '2026-11-20T04:00:00.000Z');
   });
 
   it("lists from the earliest window a load since then can have: its look-back windows, a day's slack, the report's own date", () => {
     const since = new Date('2026-11-20T03:00:00Z');
-    const hourly = { id: 'a', connection: 'x', window: 'PT1H', lookback: 0, timeZone: 'UTC' };
+    const hourly = { reportId: 'a', connection: 'x', window: 'PT1H', lookback: 0, timeZone: 'UTC' };
     assert.equal(earliestLoadedWindowDate(hourly, since), '2026-11-19', '3:00 less an hour and a day');
     assert.equal(earliestLoadedWindowDate({ ...hourly, timeZone: 'America/Los_Angeles' }, since), '2026-11-18', '18:00 on the 18th in Los Angeles');
     assert.equal(earliestLoadedWindowDate({ ...hourly, window: 'P1D', lookback: 2, timeZone: 'Europe/Moscow' }, since), '2026-11-16', 'three days and a day back');

@@ -11,6 +11,7 @@ import { interruptedLines, type WindowReport } from '../../local/pipeline/backfi
 import { refuseIncompleteWindows } from '../../local/pipeline/incomplete-window.js';
 import { isWholeParquet, removePartialTables } from '../../local/pipeline/interrupt.js';
 import { openDuckDb } from '../helpers/duckdb.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 const P1D = parseWindowSize('P1D');
 const day = (d: number): ReportWindow => windowAt({ year: 2026, month: 11, day: d, hour: 0, minute: 0, second: 0 }, P1D);
@@ -50,11 +51,11 @@ describe('after an interrupt', () => {
     const db = await openDuckDb();
     try {
       for (const d of [20, 21]) {
-        const path = objectPath(tableKey(report.id, day(d)));
+        const path = objectPath(tableKey(feedKey(report.id), day(d)));
         await mkdir(dirname(path), { recursive: true });
         await db.query(`COPY (SELECT range AS id, 'row ' || range AS name FROM range(5000)) TO '${path}' (FORMAT parquet)`);
         await writeFile(`${path}.md5`, 'x');
-        const manifest = objectPath(manifestKey(report.id, day(d)));
+        const manifest = objectPath(manifestKey(feedKey(report.id), day(d)));
         await mkdir(dirname(manifest), { recursive: true });
         await writeFile(manifest, JSON.stringify({ outcome: 'loaded' }));
       }
@@ -62,21 +63,21 @@ describe('after an interrupt', () => {
       db.close();
     }
     // The 21st was being rewritten when Ctrl-C came: s3rver had written part of the new file.
-    const cut = objectPath(tableKey(report.id, day(21)));
+    const cut = objectPath(tableKey(feedKey(report.id), day(21)));
     await truncate(cut, Math.floor((await readFile(cut)).length / 2));
   });
   after(async () => rm(lake, { recursive: true, force: true }));
 
   it('removes a half-written table file and its manifest (so a re-run loads it); a whole file stays', () => {
-    assert.equal(isWholeParquet(objectPath(tableKey(report.id, day(20)))), true);
-    assert.equal(isWholeParquet(objectPath(tableKey(report.id, day(21)))), false);
-    const removed = removePartialTables(lake, bucket, report.id, [day(20), day(21), day(22)]);
+    assert.equal(isWholeParquet(objectPath(tableKey(feedKey(report.id), day(20)))), true);
+    assert.equal(isWholeParquet(objectPath(tableKey(feedKey(report.id), day(21)))), false);
+    const removed = removePartialTables(lake, bucket, feedKey(report.id), [day(20), day(21), day(22)]);
     assert.deepEqual(removed, [day(21)]);
-    assert.equal(existsSync(objectPath(tableKey(report.id, day(21)))), false);
-    assert.equal(existsSync(`${objectPath(tableKey(report.id, day(21)))}.md5`), false);
-    assert.equal(existsSync(objectPath(manifestKey(report.id, day(21)))), false);
-    assert.equal(existsSync(objectPath(tableKey(report.id, day(20)))), true);
-    assert.equal(existsSync(objectPath(manifestKey(report.id, day(20)))), true);
+    assert.equal(existsSync(objectPath(tableKey(feedKey(report.id), day(21)))), false);
+    assert.equal(existsSync(`${objectPath(tableKey(feedKey(report.id), day(21)))}.md5`), false);
+    assert.equal(existsSync(objectPath(manifestKey(feedKey(report.id), day(21)))), false);
+    assert.equal(existsSync(objectPath(tableKey(feedKey(report.id), day(20)))), true);
+    assert.equal(existsSync(objectPath(manifestKey(feedKey(report.id), day(20)))), true);
   });
 
   it('says what a deployed backfill leaves running and where to carry on', () => {

@@ -19,6 +19,7 @@ import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../lo
 import { DRIFTED_HEADER, REPORT_HEADER, driftRow, generateTransactions, writeReportCsv, writeReportPdf } from '../../local/simulator/index.js';
 import { openDuckDb } from '../helpers/duckdb.js';
 import { captureJsonLines, eventFixture, lambdaContext, metricPoints } from '../helpers/handler-harness.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * The parse function's handler as Lambda calls it: SQS batches wrapping S3 notifications (fixtures in
@@ -38,7 +39,7 @@ describe('parse-report handler', () => {
   const saved = { ...process.env };
 
   const putRaw = async (date: string, body: Buffer, format: 'csv' | 'pdf') => {
-    const key = rawKey('transactions', day(date), format);
+    const key = rawKey(feedKey('transactions'), day(date), format);
     await putBytes({
       client: lake.client,
       bucket: buckets.raw,
@@ -60,7 +61,7 @@ describe('parse-report handler', () => {
     return Buffer.concat(chunks);
   };
   const manifest = async (date: string) =>
-    JSON.parse((await readCurated(`manifests/transactions/dt=${date}/${date}T00-00-00.json`)).toString('utf8')) as LoadManifest;
+    JSON.parse((await readCurated(`manifests/transactions/connection=default/dt=${date}/${date}T00-00-00.json`)).toString('utf8')) as LoadManifest;
   /** The single-message fixture, pointed at another key: the same real shape. */
   const objectCreated = (key: string): SQSEvent => {
     const event = eventFixture<SQSEvent>('sqs-s3-object-created.json');
@@ -98,11 +99,11 @@ describe('parse-report handler', () => {
     assert.deepEqual(run.result, { batchItemFailures: [] });
 
     assert.deepEqual(await curatedKeys(), [
-      'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json',
-      'rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv',
-      'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet',
+      'manifests/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json',
+      'rejected/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv',
+      'tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet',
     ]);
-    assert.equal((await readCurated('rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv')).toString(), REJECTS_HEADER_ONLY);
+    assert.equal((await readCurated('rejected/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv')).toString(), REJECTS_HEADER_ONLY);
 
     const m = await manifest('2026-11-20');
     assert.equal(m.outcome, 'loaded');
@@ -158,11 +159,11 @@ describe('parse-report handler', () => {
     assert.equal(m.source.key, raw.key);
     assert.equal(m.source.sha256, raw.sha256);
     assert.equal(m.table, undefined);
-    assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-19/'), []);
-    assert.deepEqual(await curatedKeys('rejected/transactions/dt=2026-11-19/'), []);
+    assert.deepEqual(await curatedKeys('tables/transactions/connection=default/dt=2026-11-19/'), []);
+    assert.deepEqual(await curatedKeys('rejected/transactions/connection=default/dt=2026-11-19/'), []);
     // The dashboard's newest-load table counts this line as a completed load (lib/constructs/dashboard.ts).
     const kept = run.lines.find((l) => l.message === 'PDF report kept in the raw bucket; it is not parsed');
-    assert.equal(kept?.manifestKey, 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json');
+    assert.equal(kept?.manifestKey, 'manifests/transactions/connection=default/dt=2026-11-19/2026-11-19T00-00-00.json');
 
     const bad = run.lines.find((l) => l.level === 'ERROR' && l.messageId === '0a6e3f0c-1d2b-4b8e-8f2a-6c1e9d7b5a02');
     assert.match(String((bad?.error as { message?: string } | undefined)?.message), /is not an S3 event notification \(problem with: Records\.0\.s3\.bucket\.name, Records\.0\.s3\.object\)/);
@@ -192,8 +193,8 @@ describe('parse-report handler', () => {
     assert.equal(m.error?.retryable, false);
     assert.match(m.error!.message, /Merchant_OID/);
     assert.equal(m.source.key, raw.key);
-    assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-21/'), []);
-    assert.deepEqual(await curatedKeys('rejected/transactions/dt=2026-11-21/'), []);
+    assert.deepEqual(await curatedKeys('tables/transactions/connection=default/dt=2026-11-21/'), []);
+    assert.deepEqual(await curatedKeys('rejected/transactions/connection=default/dt=2026-11-21/'), []);
     assert.deepEqual(metricPoints(run.lines, 'RowsWritten'), []);
     assert.ok((await openObjectStream({ client: lake.client, bucket: buckets.raw, key: raw.key })).body.destroy(), 'raw file kept');
     const failed = run.lines.find((l) => l.message === 'Load failed: nothing was written to the table');
@@ -210,8 +211,8 @@ describe('parse-report handler', () => {
     assert.equal(m.outcome, 'failed');
     assert.equal(m.error?.code, 'TooManyRejectedRows');
     assert.deepEqual(m.rows, { read: ROWS, written: ROWS - 1, rejected: 1, emptyLines: 0 });
-    assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-22/'), []);
-    const rejects = (await readCurated('rejected/transactions/dt=2026-11-22/2026-11-22T00-00-00.csv')).toString();
+    assert.deepEqual(await curatedKeys('tables/transactions/connection=default/dt=2026-11-22/'), []);
+    const rejects = (await readCurated('rejected/transactions/connection=default/dt=2026-11-22/2026-11-22T00-00-00.csv')).toString();
     // Line 10, not 9: the physical line the record starts on, and an earlier value spans two lines.
     assert.match(rejects, /^"line","column","reason","record"\r\n"10","Amount","not a decimal: ""12,5 RUB""",/);
     assert.deepEqual(metricPoints(first.lines, 'RowsRejected').map((p) => p.value), [1], 'the rejected-rows alarm sees them');
@@ -221,21 +222,21 @@ describe('parse-report handler', () => {
     assert.deepEqual(second.result, { batchItemFailures: [] });
     m = await manifest('2026-11-22');
     assert.equal(m.outcome, 'loaded');
-    assert.equal((await readCurated('rejected/transactions/dt=2026-11-22/2026-11-22T00-00-00.csv')).toString(), REJECTS_HEADER_ONLY);
-    assert.deepEqual(await curatedKeys('tables/transactions/dt=2026-11-22/'), ['tables/transactions/dt=2026-11-22/2026-11-22T00-00-00.parquet']);
+    assert.equal((await readCurated('rejected/transactions/connection=default/dt=2026-11-22/2026-11-22T00-00-00.csv')).toString(), REJECTS_HEADER_ONLY);
+    assert.deepEqual(await curatedKeys('tables/transactions/connection=default/dt=2026-11-22/'), ['tables/transactions/connection=default/dt=2026-11-22/2026-11-22T00-00-00.parquet']);
   });
 
   it('a window far below the same weekday of earlier weeks, with a repeated key: loaded, its findings in the manifest, a metric and a log line naming it', async () => {
     // Three Fridays of 40 rows, then one of 4 whose first row comes twice.
     for (const date of ['2026-10-02', '2026-10-09', '2026-10-16']) {
       await putRaw(date, writeReportCsv(REPORT_HEADER, generateTransactions(LOGIN, day(date), ROWS), csvOptions), 'csv');
-      const run = await invoke(objectCreated(rawKey('transactions', day(date), 'csv')), `req-history-${date}`);
+      const run = await invoke(objectCreated(rawKey(feedKey('transactions'), day(date), 'csv')), `req-history-${date}`);
       assert.deepEqual(run.result, { batchItemFailures: [] });
       assert.deepEqual(metricPoints(run.lines, 'QualityFindings'), [], 'too little history: nothing flagged, no series');
     }
     const few = generateTransactions(LOGIN, day('2026-10-23'), 4);
     await putRaw('2026-10-23', writeReportCsv(REPORT_HEADER, [...few, few[0]!], csvOptions), 'csv');
-    const run = await invoke(objectCreated(rawKey('transactions', day('2026-10-23'), 'csv')), 'req-low');
+    const run = await invoke(objectCreated(rawKey(feedKey('transactions'), day('2026-10-23'), 'csv')), 'req-low');
     assert.deepEqual(run.result, { batchItemFailures: [] }, 'a finding does not fail the message');
 
     const m = await manifest('2026-10-23');
@@ -262,7 +263,7 @@ describe('parse-report handler', () => {
     assert.match(String(finding?.finding), /^volume low: 5 rows, expected 20-80 .*; duplicate keys: 1 row\(s\) repeat a transaction_id/);
 
     // Loading the window again judges it again, against the same history: never against itself.
-    const again = await invoke(objectCreated(rawKey('transactions', day('2026-10-23'), 'csv')), 'req-low-again');
+    const again = await invoke(objectCreated(rawKey(feedKey('transactions'), day('2026-10-23'), 'csv')), 'req-low-again');
     assert.deepEqual(metricPoints(again.lines, 'QualityFindings').map((p) => p.value), [2]);
     assert.deepEqual((await manifest('2026-10-23')).checks?.[0]?.history?.length, 3);
   });

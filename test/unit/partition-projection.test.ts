@@ -11,6 +11,7 @@ import {
 import { tableKey, tableLocationTemplate } from '../../functions/core/lake/s3-keys.js';
 import { parseLocalDateTime, parseWindowSize, windowAt, type ReportWindow } from '../../functions/core/time/window.js';
 import { dateProjection } from '../helpers/athena-projection.js';
+import { feedKey } from '../helpers/feed-key.js';
 
 /**
  * Which dt partitions Athena shows (functions/core/lake/partition-projection.ts): the Glue parameters read by an
@@ -43,7 +44,7 @@ describe('the dt projection of the Glue tables', () => {
     assert.deepEqual([values[0], values[1], values.at(-2), values.at(-1)], ['2020-01-01', '2020-01-02', '2026-11-27', '2026-11-28']);
     assert.equal(values.length, 2524, '2020-01-01 to 2026-11-28: 366 + 365 * 3 + 366 + 365 + 332 days');
     assert.equal(projectionRange('2024-02-29'), '2024-02-29,NOW+1DAYS');
-    assert.ok(`s3://curated/${tableKey('transactions', day('2026-11-28'))}`.startsWith(projection.location('2026-11-28')));
+    assert.ok(`s3://curated/${tableKey(feedKey('transactions'), day('2026-11-28'))}`.startsWith(projection.location('2026-11-28').replace('${connection}', 'default')));
   });
 
   it('ends today in UTC plus one day, whatever the hour', () => {

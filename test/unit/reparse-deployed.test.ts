@@ -34,8 +34,8 @@ const outputs = {
   CuratedBucketName: 'paynet-reports-test-curated-123456789012-eu-central-1',
 };
 const report = loadCatalog().get('transactions');
-const raw = (date: string) => `raw/transactions/dt=${date}/${date}T00-00-00.csv`;
-const manifest = (date: string) => `manifests/transactions/dt=${date}/${date}T00-00-00.json`;
+const raw = (date: string) => `raw/transactions/connection=default/dt=${date}/${date}T00-00-00.csv`;
+const manifest = (date: string) => `manifests/transactions/connection=default/dt=${date}/${date}T00-00-00.json`;
 const body = (value: unknown) => Readable.from([Buffer.from(JSON.stringify(value))]) as never;
 
 /** What the parse function writes, for a window whose invocation had this request id. */
@@ -123,7 +123,7 @@ describe('reports reparse --environment', () => {
     assert.deepEqual([summary.done, summary.failed.length, summary.skipped], [2, 1, 1], text);
     assert.match(text, new RegExp(`^Reparse of "transactions": 4 P1D window\\(s\\) 2026-11-20 \\.\\. 2026-11-23 \\(3 with a raw file\\), 1 at a time, by invoking ${outputs.ParseFunctionName}( in \\S+)? \\(environment ${environment}\\)`, 'm'));
     assert.match(text, /^ {2}2026-11-20 +done +\d+ ms {2}250 rows under definition [0-9a-f]{12}$/m);
-    assert.match(text, /^ {2}2026-11-22 +skipped +\d+ ms {2}no raw file at raw\/transactions\/dt=2026-11-22\/2026-11-22T00-00-00\.csv: nothing to rebuild$/m);
+    assert.match(text, /^ {2}2026-11-22 +skipped +\d+ ms {2}no raw file at raw\/transactions\/connection=default\/dt=2026-11-22\/2026-11-22T00-00-00\.csv: nothing to rebuild$/m);
     assert.match(text, /^ {2}2026-11-23 +done +\d+ ms {2}rebuilt; rows not shown: its manifest could not be read \(AccessDenied: Access Denied; needs s3:GetObject on manifests\/ and kms:Decrypt\)$/m);
     assert.match(text, /Failed windows .*\n {2}2026-11-21 {2}SchemaDrift: The header row of report "transactions" differs/, 'the typed error from the manifest, not Powertools\' batch error');
     assert.match(text, /: 2 rebuilt, 1 failed, 1 without a raw file; 250 rows written, 0 rejected\. No gateway request was made\.$/m);
@@ -131,8 +131,8 @@ describe('reports reparse --environment', () => {
     // One listing of the raw versions, from the first window's date on, paged.
     const listed = mocks.s3.commandCalls(ListObjectVersionsCommand).map((c) => c.args[0].input);
     assert.deepEqual(listed.map((l) => [l.Bucket, l.Prefix, l.KeyMarker]), [
-      [outputs.RawBucketName, 'raw/transactions/', 'raw/transactions/dt=2026-11-20'],
-      [outputs.RawBucketName, 'raw/transactions/', 'page-2'],
+      [outputs.RawBucketName, 'raw/transactions/connection=default/', 'raw/transactions/connection=default/dt=2026-11-20'],
+      [outputs.RawBucketName, 'raw/transactions/connection=default/', 'page-2'],
     ]);
 
     const invocations = mocks.lambda.commandCalls(InvokeCommand).map((c) => c.args[0].input);
@@ -156,7 +156,7 @@ describe('reports reparse --environment', () => {
     assert.deepEqual([s3.configurationId, s3.bucket.name, s3.object.key, s3.object.versionId, s3.object.size], [
       REPARSE_CONFIGURATION_ID,
       outputs.RawBucketName,
-      'raw/transactions/dt%3D2026-11-20/2026-11-20T00-00-00.csv',
+      'raw/transactions/connection%3Ddefault/dt%3D2026-11-20/2026-11-20T00-00-00.csv',
       'v2',
       5210,
     ]);

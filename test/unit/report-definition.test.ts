@@ -386,7 +386,8 @@ describe('each line of a definition error, as the user reads it', () => {
 
   it('a duplicate name and the partition column dt, at the column that repeats or takes it', () => {
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[5].name = 'amount')))), ['column "amount" (columns[5].name): duplicate column name "amount"']);
-    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[2].name = 'dt')))), ['column "dt" (columns[2].name): "dt" is the partition column; pick another name']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[2].name = 'dt')))), ['column "dt" (columns[2].name): "dt" is a partition column; pick another name']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[2].name = 'connection')))), ['column "connection" (columns[2].name): "connection" is a partition column; pick another name']);
   });
 
   it('a type another SQL dialect would write: the spelling here, for each word a newcomer tries', () => {
@@ -487,10 +488,21 @@ describe('each line of a definition error, as the user reads it', () => {
     ]);
   });
 
+  it('"connections" names every feed of the report; "connection" is a list of one; both, an empty list or a repeat are refused', () => {
+    assert.deepEqual(parseReportDefinition(shipped((d) => (d.connections = ['acme', 'beta', 'gamma'])), FILE).connections, ['acme', 'beta', 'gamma']);
+    assert.deepEqual(parseReportDefinition(shipped((d) => (d.connection = 'acme')), FILE).connections, ['acme']);
+    assert.equal('connection' in parseReportDefinition(shipped((d) => (d.connection = 'acme')), FILE), false, 'one shape for every reader');
+    assert.deepEqual(linesOf(errorOf(shipped((d) => ((d.connection = 'acme'), (d.connections = ['beta']))))), [
+      'connection: give "connection" (one) or "connections" (a list), not both: move it into "connections"',
+    ]);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.connections = [])))), ['connections: must name at least one connection']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.connections = ['acme', 'acme'])))), ['connections[1]: "acme" is listed twice']);
+  });
+
   it('defaults a definition leaves out: enabled volume check, the default connection, a fresh skipDates array each time', () => {
     const a = parseReportDefinition(shipped((d) => delete d.volume), FILE);
     const b = parseReportDefinition(shipped((d) => (d.volume = {})), FILE);
-    assert.deepEqual([a.volume.enabled, b.volume.enabled, a.connection], [true, true, 'default']);
+    assert.deepEqual([a.volume.enabled, b.volume.enabled, a.connections], [true, true, ['default']]);
     assert.notEqual(a.volume.skipDates, b.volume.skipDates);
     assert.notEqual(a.volume.skipDates, VOLUME_DEFAULTS.skipDates);
     const written = { enabled: true, historyWeeks: 4, minHistory: 3, lowRatio: 0.5, highRatio: 2, minRowsDifference: 10, minSumDifference: 0, skipDates: [] };

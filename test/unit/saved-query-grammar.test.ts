@@ -82,7 +82,7 @@ describe('saved queries against the grammar of Athena engine v3 (Trino)', () => 
 
   it('the shipped saved queries and the fixture copies pass', () => {
     for (const root of [projectPath('queries'), FIXTURE_QUERIES_DIR]) {
-      const queries = readReportQueries('transactions', root);
+      const queries = readReportQueries({ id: 'transactions', connections: ['default'] }, root);
       assert.ok(queries.length >= 3, root);
       refuseWhatTrinoCannotParse(queries);
     }

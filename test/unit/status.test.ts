@@ -89,7 +89,7 @@ const byItem = (items: StatusItem[], name: string) => {
 };
 
 /** A deployed, configured, running environment. */
-function healthy() {
+function healthy(over: { transactions: string; hourly: string } = { transactions: 'default', hourly: 'default' }) {
   mocks.cloudFormation.on(DescribeStacksCommand, { StackName: 'PaynetReports-test' }).resolves({
     Stacks: [
       {
@@ -115,22 +115,22 @@ function healthy() {
   });
   // Two pages for the daily report: the newest window is on the second.
   mocks.s3
-    .on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/' })
+    .on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: `manifests/transactions/connection=${over.transactions}/` })
     .callsFake((i: { ContinuationToken?: string }) =>
       i.ContinuationToken === 'p2'
-        ? { Contents: [{ Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' }], IsTruncated: false }
-        : { Contents: [{ Key: 'manifests/transactions/dt=2026-11-18/2026-11-18T00-00-00.json' }, { Key: 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json' }], IsTruncated: true, NextContinuationToken: 'p2' },
+        ? { Contents: [{ Key: `manifests/transactions/connection=${over.transactions}/dt=2026-11-20/2026-11-20T00-00-00.json` }], IsTruncated: false }
+        : { Contents: [{ Key: `manifests/transactions/connection=${over.transactions}/dt=2026-11-18/2026-11-18T00-00-00.json` }, { Key: `manifests/transactions/connection=${over.transactions}/dt=2026-11-19/2026-11-19T00-00-00.json` }], IsTruncated: true, NextContinuationToken: 'p2' },
     );
-  mocks.s3.on(ListObjectsV2Command, { Prefix: 'manifests/hourly/' }).resolves({ Contents: [{ Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' }] });
+  mocks.s3.on(ListObjectsV2Command, { Prefix: `manifests/hourly/connection=${over.hourly}/` }).resolves({ Contents: [{ Key: `manifests/hourly/connection=${over.hourly}/dt=2026-11-21/2026-11-21T00-00-00.json` }] });
   mocks.s3
-    .on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' })
+    .on(GetObjectCommand, { Key: `manifests/transactions/connection=${over.transactions}/dt=2026-11-20/2026-11-20T00-00-00.json` })
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T00:20:00Z', rows: { written: 250 } }) });
   mocks.s3
-    .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
+    .on(GetObjectCommand, { Key: `manifests/hourly/connection=${over.hourly}/dt=2026-11-21/2026-11-21T00-00-00.json` })
     .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-21T05:30:00Z', rows: { written: 12 } }) });
   // The older windows the data-checks item reads: loaded, every check passed or not judged yet.
   for (const day of ['18', '19']) {
-    mocks.s3.on(GetObjectCommand, { Key: `manifests/transactions/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: `manifests/transactions/connection=${over.transactions}/dt=2026-11-${day}/2026-11-${day}T00-00-00.json` }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: `2026-11-${day}T00:00:00` },
@@ -243,7 +243,7 @@ describe('reports status', () => {
     ]);
     assert.equal(byItem(items, 'data checks transactions').detail, 'no finding in 3 window(s) loaded since 2026-11-13; 2 not judged (too little history or a skipped date)');
     // Manifests from a week back on, by one listing that starts there: not the report's whole history.
-    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/transactions/', StartAfter: 'manifests/transactions/dt=2026-11-13' });
+    const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/transactions/connection=default/', StartAfter: 'manifests/transactions/connection=default/dt=2026-11-13' });
     assert.equal(listings.length, 2, 'both pages');
     assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
     assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
@@ -309,10 +309,10 @@ describe('reports status', () => {
   it('says a window is late, or failed, from the newest manifest, and reports a failed query', async () => {
     healthy();
     mocks.s3
-      .on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-20/2026-11-20T00-00-00.json' })
+      .on(GetObjectCommand, { Key: 'manifests/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.json' })
       .resolves({ Body: manifestBody({ outcome: 'loaded', finishedAt: '2026-11-19T20:00:00Z', rows: { written: 250 } }) });
     mocks.s3
-      .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
+      .on(GetObjectCommand, { Key: 'manifests/hourly/connection=default/dt=2026-11-21/2026-11-21T00-00-00.json' })
       .resolves({ Body: manifestBody({ outcome: 'failed', finishedAt: '2026-11-21T05:00:00Z', error: { code: 'SchemaDrift' } }) });
     mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: 'TABLE_NOT_FOUND' } } });
 
@@ -322,7 +322,7 @@ describe('reports status', () => {
     assert.match(daily.detail, /^dt=2026-11-20: loaded, 34 h ago, 250 rows written: older than the window plus 6 h grace/);
     const hourly = byItem(items, 'newest load hourly');
     assert.equal(hourly.verdict, 'TODO');
-    assert.match(hourly.detail, /^dt=2026-11-21: failed, 1 h ago: read s3:\/\/.*\/manifests\/hourly\/dt=2026-11-21\/2026-11-21T00-00-00\.json/);
+    assert.match(hourly.detail, /^dt=2026-11-21: failed, 1 h ago: read s3:\/\/.*\/manifests\/hourly\/connection=default\/dt=2026-11-21\/2026-11-21T00-00-00\.json/);
     assert.deepEqual(byItem(items, 'rows transactions'), {
       item: 'rows transactions',
       verdict: 'TODO',
@@ -334,7 +334,7 @@ describe('reports status', () => {
 
   it('names each flagged window of the last week and what was off, and says the data loaded', async () => {
     healthy();
-    mocks.s3.on(GetObjectCommand, { Key: 'manifests/transactions/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
+    mocks.s3.on(GetObjectCommand, { Key: 'manifests/transactions/connection=default/dt=2026-11-19/2026-11-19T00-00-00.json' }).resolves({
       Body: manifestBody({
         outcome: 'loaded',
         window: { start: '2026-11-19T00:00:00' },
@@ -359,7 +359,7 @@ describe('reports status', () => {
   it('a PDF report (kept raw, no table) is OK with nothing to count, and no count query is run for it', async () => {
     healthy();
     mocks.s3
-      .on(GetObjectCommand, { Key: 'manifests/hourly/dt=2026-11-21/2026-11-21T00-00-00.json' })
+      .on(GetObjectCommand, { Key: 'manifests/hourly/connection=default/dt=2026-11-21/2026-11-21T00-00-00.json' })
       .resolves({ Body: manifestBody({ outcome: 'not-parsed', finishedAt: '2026-11-21T05:30:00Z' }) });
     const items = await collectStatus(input());
     assert.equal(byItem(items, 'newest load hourly').verdict, 'OK');
@@ -434,8 +434,8 @@ describe('reports status', () => {
     const older = { fingerprint: fingerprintOf(olderColumns), columns: olderColumns };
     // 450 daily windows up to 2026-11-20; the three before the newest were written with amount as decimal(18,2).
     const dates = Array.from({ length: 450 }, (_, i) => new Date(Date.parse('2026-11-20T00:00:00Z') - (449 - i) * 86_400_000).toISOString().slice(0, 10));
-    const keyOf = (d: string) => `manifests/transactions/dt=${d}/${d}T00-00-00.json`;
-    mocks.s3.on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/' }).resolves({ Contents: dates.map((d) => ({ Key: keyOf(d) })), IsTruncated: false });
+    const keyOf = (d: string) => `manifests/transactions/connection=default/dt=${d}/${d}T00-00-00.json`;
+    mocks.s3.on(ListObjectsV2Command, { Bucket: outputs.CuratedBucketName, Prefix: 'manifests/transactions/connection=default/' }).resolves({ Contents: dates.map((d) => ({ Key: keyOf(d) })), IsTruncated: false });
     mocks.s3.on(GetObjectCommand).callsFake((i: { Key: string }) => {
       const d = /dt=([\d-]+)/.exec(i.Key)![1]!;
       const next = new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
@@ -445,7 +445,7 @@ describe('reports status', () => {
           finishedAt: '2026-11-21T00:20:00Z',
           rows: { written: 250 },
           window: { start: `${d}T00:00:00`, end: `${next}T00:00:00`, timeZone: 'Europe/Moscow' },
-          table: { bucket: outputs.CuratedBucketName, key: `tables/transactions/dt=${d}/${d}T00-00-00.parquet`, bytes: 9000, sha256: 'x' },
+          table: { bucket: outputs.CuratedBucketName, key: `tables/transactions/connection=default/dt=${d}/${d}T00-00-00.parquet`, bytes: 9000, sha256: 'x' },
           definition: ['2026-11-17', '2026-11-18', '2026-11-19'].includes(d) ? older : current,
         }),
       };
@@ -457,7 +457,7 @@ describe('reports status', () => {
       stale.detail,
       /^3 windows \(2026-11-17, 2026-11-18, 2026-11-19\) written under another definition than this checkout's \([0-9a-f]{12}\): column amount was retyped decimal\(18,2\) -> decimal\(18,3\): .*HIVE_BAD_DATA\)\. To fix, rebuild them from their raw files: npm run reports -- reparse --report transactions --from 2026-11-17 --to 2026-11-20 --environment test$/,
     );
-    const read = mocks.s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key!).filter((k) => k.startsWith('manifests/transactions/'));
+    const read = mocks.s3.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key!).filter((k) => k.startsWith('manifests/transactions/connection=default/'));
     assert.equal(new Set(read).size, 400, 'the newest 400 windows only');
     assert.ok(!read.includes(keyOf(dates[0]!)), 'not the oldest');
     assert.equal(byItem(items, 'stale hourly').verdict, 'OK');
@@ -546,7 +546,7 @@ describe('reports status', () => {
     healthy();
     // Athena's Hive reader, in the shape of the messages quoted in 'reads the column and the types from real Athena messages'.
     const reason =
-      "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://paynet-reports-test-curated-123456789012-eu-central-1/tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet is incompatible with type decimal(18,3) defined in table schema";
+      "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://paynet-reports-test-curated-123456789012-eu-central-1/tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet is incompatible with type decimal(18,3) defined in table schema";
     mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: reason } } });
     // Trino's reader names the column in brackets: a string column whose files hold INT64.
     const trino = 'NOT_SUPPORTED: Unsupported Trino column type (varchar) for Parquet column ([merchant_oid] required int64 merchant_oid)';
@@ -570,7 +570,7 @@ describe('reports status', () => {
 
   it('says when the deployed table is not this checkout\'s definition, or lacks a column of it', async () => {
     healthy();
-    const older = "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://b/tables/transactions/dt=2026-11-20/x.parquet is incompatible with type decimal(18,2) defined in table schema";
+    const older = "HIVE_BAD_DATA: Field amount's type INT64 in parquet file s3://b/tables/transactions/connection=default/dt=2026-11-20/x.parquet is incompatible with type decimal(18,2) defined in table schema";
     mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-daily' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: older } } });
     const missing = "COLUMN_NOT_FOUND: line 11:3: Column 'order_description' cannot be resolved or requester is not authorized to access requested resources";
     mocks.athena.on(GetQueryExecutionCommand, { QueryExecutionId: 'q-hourly' }).resolves({ QueryExecution: { Status: { State: 'FAILED', StateChangeReason: missing } } });
@@ -644,7 +644,7 @@ describe('reports status', () => {
     const dir = await mkdtemp(join(tmpdir(), 'status-values-'));
     const db = await openDuckDb();
     try {
-      const partition = join(dir, 'transactions', 'dt=2026-11-20');
+      const partition = join(dir, 'transactions', 'connection=default', 'dt=2026-11-20');
       await mkdir(partition, { recursive: true });
       const csv =
         transactions.columns.map((c) => c.header).join(',') +
@@ -653,7 +653,7 @@ describe('reports status', () => {
       const output = createWriteStream(join(partition, '2026-11-20T00-00-00.parquet'));
       await convertCsvToParquet({ input: Readable.from([Buffer.from(csv)]), output, report: transactions, encoder: 'inline' });
       await finished(output);
-      await db.query(duckdbViewSql('transactions', join(dir, 'transactions', '*', '*.parquet'), transactions.columns));
+      await db.query(duckdbViewSql('transactions', join(dir, 'transactions', '*', '*', '*.parquet'), transactions.columns));
       const [row] = await db.query(partitionValuesQuery(transactions, '2026-11-20').sql);
       assert.deepEqual(Object.values(row!).map(String), ['2', '6', '1000001', '1000250', '7', '2026-11-20 00:00:07', '2026-11-20 23:59:51', '10.250', '3', '8', '6', '2026-11-21', '2026-11-21']);
     } finally {
@@ -724,7 +724,7 @@ describe('reports status over two connections', () => {
 
   beforeEach(() => {
     for (const m of Object.values(mocks)) m.reset();
-    healthy();
+    healthy({ transactions: 'provider-a', hourly: 'provider-b' });
     mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRETS.a }).resolves({ SecretString: SECRET_VALUE });
     mocks.secrets.on(GetSecretValueCommand, { SecretId: SECRETS.b }).resolves({ SecretString: JSON.stringify({ login: 'merchant-b', controlKey: 'ck-b-not-for-logs' }) });
     mocks.secrets.on(DescribeSecretCommand, { SecretId: SECRETS.a }).resolves({ Name: SECRETS.a, LastChangedDate: new Date('2026-11-18T06:00:00Z') });

@@ -59,8 +59,8 @@ describe('one schema, three uses', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'table-schema-'));
-    await mkdir(join(dir, 'every_type', 'dt=2026-11-20'), { recursive: true });
-    file = join(dir, 'every_type', 'dt=2026-11-20', 'w.parquet');
+    await mkdir(join(dir, 'every_type', 'connection=default', 'dt=2026-11-20'), { recursive: true });
+    file = join(dir, 'every_type', 'connection=default', 'dt=2026-11-20', 'w.parquet');
     const csv =
       columns.map((c) => c.header).join(',') +
       '\r\nx,9007199254740993,-1234.5,12.34,2026-11-20 23:59:59,21.11.2026,y,1,0.001,2026-01-01 00:00:00,01.01.2026,Yes,n' +
@@ -79,7 +79,7 @@ describe('one schema, three uses', () => {
       s: 'string', b: 'bigint', d: 'decimal(18,3)', d2: 'decimal(9,2)', t: 'timestamp', day: 'date',
       s_n: 'string', b_n: 'bigint', d_n: 'decimal(18,3)', t_n: 'timestamp', day_n: 'date', f: 'boolean', f_n: 'boolean',
     });
-    assert.deepEqual(PARTITION_KEYS, [{ name: 'dt', type: 'string' }]);
+    assert.deepEqual(PARTITION_KEYS, [{ name: 'connection', type: 'string' }, { name: 'dt', type: 'string' }]);
     const sample = loadCatalog().get('transactions');
     assert.deepEqual(glueColumns(sample.columns).map((c) => `${c.name} ${c.type}`), [
       'merchant_name string', 'transaction_id bigint', 'merchant_oid string', 'created_date timestamp', 'amount decimal(18,3)',
@@ -123,17 +123,17 @@ describe('one schema, three uses', () => {
   });
 
   it('gives the DuckDB view the same columns and types, plus the dt partition', async () => {
-    await db.query(duckdbViewSql('every_type', join(dir, 'every_type', '*', '*.parquet'), report.columns));
+    await db.query(duckdbViewSql('every_type', join(dir, 'every_type', '*', '*', '*.parquet'), report.columns));
     const view = await db.types('SELECT * FROM every_type');
-    assert.deepEqual(view, { ...Object.fromEntries(glueColumns(report.columns).map((c) => [c.name, duckdbOfAthena(c.type)])), dt: 'VARCHAR' });
+    assert.deepEqual(view, { ...Object.fromEntries(glueColumns(report.columns).map((c) => [c.name, duckdbOfAthena(c.type)])), connection: 'VARCHAR', dt: 'VARCHAR' });
     const rows = await db.query('SELECT * FROM every_type ORDER BY b DESC');
     assert.deepEqual(rows[0], {
       s: 'x', b: 9007199254740993n, d: '-1234.500', d2: '12.34', t: '2026-11-20 23:59:59', day: '2026-11-21',
-      s_n: 'y', b_n: 1n, d_n: '0.001', t_n: '2026-01-01 00:00:00', day_n: '2026-01-01', f: true, f_n: false, dt: '2026-11-20',
+      s_n: 'y', b_n: 1n, d_n: '0.001', t_n: '2026-01-01 00:00:00', day_n: '2026-01-01', f: true, f_n: false, connection: 'default', dt: '2026-11-20',
     });
     assert.deepEqual(rows[1], {
       s: 'z', b: -1n, d: '0.000', d2: '-0.01', t: '1970-01-01 00:00:00', day: '1970-01-01',
-      s_n: null, b_n: null, d_n: null, t_n: null, day_n: null, f: false, f_n: null, dt: '2026-11-20',
+      s_n: null, b_n: null, d_n: null, t_n: null, day_n: null, f: false, f_n: null, connection: 'default', dt: '2026-11-20',
     });
     // `reports status` decodes a boolean by counting its trues (Trino and DuckDB both have count_if).
     const [aggregate] = valueAggregates(report.columns.find((c) => c.name === 'f')!);
@@ -216,6 +216,7 @@ describe('the schema pieces, written out', () => {
         '  CAST(NULL AS VARCHAR) AS "a",\n' +
         "  CASE WHEN \"_paynet_file\" IN ('f1.parquet', 'it''s.parquet') THEN error('b can''t be read') ELSE CAST(\"b\" AS DECIMAL(9,2)) END AS \"b\",\n" +
         '  CAST("c" AS BIGINT) AS "c",\n' +
+        '  CAST("connection" AS VARCHAR) AS "connection",\n' +
         '  CAST("dt" AS VARCHAR) AS "dt"\n' +
         "FROM read_parquet('g/*.parquet', hive_partitioning = true, union_by_name = true, filename = '_paynet_file')",
     );

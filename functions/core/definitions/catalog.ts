@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { parseReportDefinition, type ReportDefinition } from './report-definition.js';
+import { feedOf, feedsOf, type Feed } from '../connections/feed.js';
 
 /**
  * One definition file: its path (as the user knows it, e.g. config/reports/payouts.json) and its parsed
@@ -81,12 +82,35 @@ export class ReportCatalog {
 
   /** The reports over one connection, in catalog order. */
   reportsOver(connection: string): ReportDefinition[] {
-    return this.reports.filter((r) => r.connection === connection);
+    return this.reports.filter((r) => r.connections.includes(connection));
   }
 
   /** The connections the reports use, in order of first use. */
   connections(): string[] {
-    return [...new Set(this.reports.map((r) => r.connection))];
+    return [...new Set(this.reports.flatMap((r) => r.connections))];
+  }
+
+  /** Every feed (report, connection): each report's connections in its definition's order, reports in catalog order. */
+  feeds(): Feed[] {
+    return this.reports.flatMap(feedsOf);
+  }
+
+  /**
+   * One feed of a report: `connection` when given (it must be one of the report's), else the report's only one.
+   * A report over several connections and none named is refused, naming them.
+   */
+  feed(reportId: string, connection?: string): Feed {
+    const report = this.get(reportId);
+    if (connection === undefined) {
+      if (report.connections.length === 1) return feedOf(report, report.connections[0]!);
+      throw new ConfigurationError(`Report "${reportId}" is fetched over ${report.connections.join(', ')}: say which connection.`);
+    }
+    if (!report.connections.includes(connection)) {
+      throw new ConfigurationError(
+        `Report "${reportId}" is not fetched over connection "${connection}": its connections are ${report.connections.join(', ')} (${this.fileOf(reportId)}).`,
+      );
+    }
+    return feedOf(report, connection);
   }
 
   ids(): string[] {

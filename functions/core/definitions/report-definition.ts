@@ -277,13 +277,19 @@ export const reportDefinitionSchema = z
       .describe('Lower snake_case id: names the Glue table and the S3 prefixes'),
     description: z.string().optional(),
     reportIdentifier: z.string().min(1).describe("The gateway's reportIdentifier, from the provider's support"),
-    connection: connectionName
-      .default(DEFAULT_CONNECTION)
+    connections: z
+      .array(connectionName)
+      .min(1, 'must name at least one connection')
+      .optional()
       .meta({
         description:
-          'The connection (gateway and login) this report is fetched over, defined in every config/environments/*.json under "connections"; absent: "default" (the top-level gateway and secret)',
-        examples: ['default', 'acme-pay'],
+          'The connections (gateway and login) this report is fetched over, each defined in every config/environments/*.json under "connections": one feed per connection, all landing in the one table (column "connection"). Absent: ["default"] (the top-level gateway and secret)',
+        examples: [['acme', 'beta', 'gamma'], ['default']],
       }),
+    connection: connectionName.optional().meta({
+      description: 'One connection: the same as "connections": ["<name>"]. Give "connection" or "connections", not both',
+      examples: ['default', 'acme-pay'],
+    }),
     format: z.enum(['CSV', 'PDF']).default('CSV'),
     encoding: z
       .string()
@@ -349,8 +355,10 @@ export const reportDefinitionSchema = z
     d.columns.forEach((c, i) => {
       if (seen.has(c.name)) ctx.addIssue({ code: 'custom', message: `duplicate column name "${c.name}"`, path: ['columns', i, 'name'] });
       seen.add(c.name);
-      if (c.name === 'dt') ctx.addIssue({ code: 'custom', message: '"dt" is the partition column; pick another name', path: ['columns', i, 'name'] });
+      // The partition columns (table-schema.ts PARTITION_KEYS, which imports this file's types).
+      if (c.name === 'dt' || c.name === 'connection') ctx.addIssue({ code: 'custom', message: `"${c.name}" is a partition column; pick another name`, path: ['columns', i, 'name'] });
     });
+    checkConnections(d, ctx);
     checkBodyAgreement(d, ctx);
     checkQualityColumns(d, ctx);
     const period = periodProblem(d.bodyTemplate, d.window);
@@ -365,7 +373,19 @@ export const reportDefinitionSchema = z
     },
     { when: () => true },
   )
+  // One shape for every reader: the connections, in the order the definition names them.
+  .transform(({ connection, connections, ...d }) => ({ ...d, connections: connections ?? [connection ?? DEFAULT_CONNECTION] }))
   .meta({ title: 'Report definition', description: 'One report the pipeline fetches, its schedule and its column schema (docs/architecture.md, "Report definition")' });
+
+/** `connection` is the one-connection spelling of `connections`: both at once would leave the reader guessing. */
+function checkConnections(d: { connection?: string; connections?: string[] }, ctx: z.core.$RefinementCtx): void {
+  if (d.connection !== undefined && d.connections !== undefined) {
+    ctx.addIssue({ code: 'custom', message: 'give "connection" (one) or "connections" (a list), not both: move it into "connections"', path: ['connection'] });
+  }
+  (d.connections ?? []).forEach((c, i) => {
+    if (d.connections!.indexOf(c) !== i) ctx.addIssue({ code: 'custom', message: `"${c}" is listed twice`, path: ['connections', i] });
+  });
+}
 
 /**
  * The body tells the gateway which delimiter, encoding and format to write; the definition tells the parser

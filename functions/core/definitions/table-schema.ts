@@ -12,13 +12,18 @@ import type { ColumnDefinition, ColumnKind } from './report-definition.js';
  */
 
 /**
- * The partition key of every table: the window date, as in `tables/<report>/dt=2026-11-20/…`. Declared here only:
- * the key layout (s3-keys.ts) names its partition directories after it, the Glue table and the DuckDB view declare
- * it, and a data column may not take its name (athena-names.ts). Its type is a column kind, so the column
- * table types it (duckdbType).
+ * The partition keys of every table, in order: the feed's connection, then the window date, as in
+ * `tables/<report>/connection=acme/dt=2026-11-20/…`. Declared here only: the key layout (s3-keys.ts) names its
+ * partition directories after them, the Glue table and the DuckDB view declare them, and a data column may not take
+ * their names (athena-names.ts). Their type is a column kind, so the column table types them (duckdbType).
  */
-export const PARTITION_KEYS = [{ name: 'dt', type: 'string' }] as const satisfies ReadonlyArray<{ name: string; type: ColumnKind }>;
-export const PARTITION_KEY = PARTITION_KEYS[0].name;
+export const PARTITION_KEYS = [
+  { name: 'connection', type: 'string' },
+  { name: 'dt', type: 'string' },
+] as const satisfies ReadonlyArray<{ name: string; type: ColumnKind }>;
+export const CONNECTION_KEY = PARTITION_KEYS[0].name;
+/** The window date's partition key. */
+export const PARTITION_KEY = PARTITION_KEYS[1].name;
 
 type Decimal = { precision: number; scale: number };
 

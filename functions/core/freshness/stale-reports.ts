@@ -1,3 +1,4 @@
+import type { FeedKey } from '../connections/feed.js';
 import type { LoadOutcome } from '../lake/load-manifest.js';
 import { formatLocalDate, parseWindowSize, wallClockIn } from '../time/window.js';
 
@@ -12,10 +13,8 @@ import { formatLocalDate, parseWindowSize, wallClockIn } from '../time/window.js
  * loaded every hour a whole custom metric, $0.30 a month (docs/deploy.md, "What it costs").
  */
 
-/** A report as the freshness check sees it. */
-export interface WatchedReport {
-  readonly id: string;
-  readonly connection: string;
+/** A feed (a report over one connection) as the freshness check sees it: each feed is late, or not, on its own. */
+export interface WatchedReport extends FeedKey {
   /** ISO-8601 window, "P1D" or "PT6H". */
   readonly window: string;
   /** Windows a scheduled run re-fetches before the current one: their loads count as completed loads too. */

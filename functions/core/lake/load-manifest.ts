@@ -4,7 +4,7 @@ import type { ErrorCode } from '../errors.js';
 import type { QualityCheck } from '../quality/checks.js';
 
 /**
- * The manifest of one load attempt, at manifests/<report>/dt=<date>/<window start>.json in the curated
+ * The manifest of one load attempt, at manifests/<report>/connection=<name>/dt=<date>/<window start>.json in the curated
  * bucket (docs/architecture.md "S3 layout", s3-keys.ts manifestKey). The parse function writes it
  * (functions/parse-report/parse-object.ts); the local chain, `reports status`, reparse and the data checks read it:
  * one type for all of them, in the core so a reader needs nothing of the handler. Written last, after the table and rejects objects, by every attempt,
@@ -73,6 +73,8 @@ export interface TableInPlace {
 export interface LoadManifest {
   manifestVersion: typeof MANIFEST_VERSION;
   reportId: string;
+  /** The feed's connection (its partition); the Glue table `loads` reads it from the key, as it reads `report`. */
+  connection: string;
   /** Wall-clock times in `timeZone`, end exclusive. */
   window: { start: string; end: string; timeZone: string };
   outcome: LoadOutcome;
