@@ -377,6 +377,14 @@ async function runSavedQuery(run: RunState, db: LakeDatabase, query: SavedQuery 
   }
 }
 
+/** Per connection with a window not loaded (failed, or not tried): "acme: 5 windows not loaded". */
+function notLoadedPerConnection(run: RunState): string[] {
+  return run.plan.connections.flatMap((connection) => {
+    const n = run.plan.items.filter((item, i) => item.feed.connection === connection && (run.outcomes[i] === undefined || run.outcomes[i]!.status === 'failed')).length;
+    return n ? [`${connection}: ${n} window${n === 1 ? '' : 's'} not loaded`] : [];
+  });
+}
+
 /** The closing summary, the failures again on stderr (exit code 1), and the run's figures. */
 function printDone(run: RunState): RunSummary {
   const { print, plan } = run;
@@ -400,6 +408,9 @@ function printDone(run: RunState): RunSummary {
   for (const line of checkLines) print(line);
   for (const line of rejectsLines(outcomes, name, { dir: run.opts.lake, embedded: !run.opts.s3Endpoint })) print(line);
   const reports = plan.reports.length > 1 ? ` of ${plan.reports.length} reports` : '';
+  // Beside the totals, which providers the numbers lack: a connection's windows that failed or were not tried.
+  const lacking = plan.connections.length > 1 ? notLoadedPerConnection(run) : [];
+  if (lacking.length) print(`Not loaded: ${lacking.join('; ')}.`);
   print(
     `Done: ${plan.items.length} window(s)${reports} asked: ${c.loaded} loaded, ${c.failed} failed${c.notParsed ? `, ${c.notParsed} not-parsed (PDF, kept raw)` : ''}, ` +
       `${notTried} not tried; ${count(sum((o) => o.rowsRead))} rows fetched, ` +

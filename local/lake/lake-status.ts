@@ -101,13 +101,36 @@ async function rejectsItem(report: ReportDefinition, manifests: ReadonlyArray<Pa
   };
 }
 
-/** The four items of every report, in catalog order. */
+/**
+ * Which windows each feed lacks: a window some connection of the report loaded and this one did not (its load
+ * failed, or it was never fetched: a refused login writes no manifest). One line per report, each feed that lacks
+ * windows named with them and the command that loads them.
+ */
+function coverageItem(report: ReportDefinition, manifests: ReadonlyArray<Partial<LoadManifest>>): LakeStatusItem {
+  const item = `coverage ${report.id}`;
+  const isLoaded = (m: Partial<LoadManifest>) => m.outcome === 'loaded' || m.outcome === 'not-parsed';
+  const starts = [...new Set(manifests.flatMap((m) => (m.window?.start ? [m.window.start] : [])))].sort();
+  const missing = report.connections.flatMap((connection) => {
+    const loaded = new Set(manifests.filter((m) => (m.connection ?? report.connections[0]) === connection && isLoaded(m)).map((m) => m.window?.start));
+    const lacking = starts.filter((s) => !loaded.has(s));
+    return lacking.length ? [{ connection, lacking }] : [];
+  });
+  if (!missing.length) return { item, verdict: 'OK', detail: `every connection (${report.connections.join(', ')}) loaded each of the ${starts.length} window(s) any of them loaded` };
+  const lines = missing.map(({ connection, lacking }) => {
+    const shown = lacking.slice(0, NEWEST * 2).map(commandTime).join(', ') + (lacking.length > NEWEST * 2 ? ` and ${lacking.length - NEWEST * 2} more` : '');
+    return `${connection}: ${lacking.length} window(s) not loaded (${shown}): npm start -- --report ${report.id} --connection ${connection} --from ${commandTime(lacking[0]!)} …`;
+  });
+  return { item, verdict: 'TODO', detail: lines.join(' | ') };
+}
+
+/** The items of every report, in catalog order. */
 export async function lakeStatus(options: { lakeDir: string; curatedBucket: string; reports: readonly ReportDefinition[]; now?: Date }): Promise<LakeStatusItem[]> {
   const items: LakeStatusItem[] = [];
   for (const report of options.reports) {
     const manifests = await lakeManifests(options.lakeDir, options.curatedBucket, report.id);
     items.push(
       newestItem(report, manifests),
+      coverageItem(report, manifests),
       findingsItem(report, manifests, options.now ?? new Date()),
       await staleItem(report, options.lakeDir),
       await rejectsItem(report, manifests, options.lakeDir),

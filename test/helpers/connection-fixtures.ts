@@ -17,7 +17,8 @@ const SHIPPED_ENVIRONMENT = fileURLToPath(new URL('../../config/environments/int
 
 export interface FixtureReport {
   id: string;
-  connection: string;
+  /** One connection (written as "connection"), or several (written as "connections"). */
+  connection: string | readonly string[];
   /** Default: the fixture's (custom-transactions-report). */
   reportIdentifier?: string;
 }
@@ -41,7 +42,8 @@ export async function useConnectionFixtures(
   delete base.$schema;
   for (const r of reports) {
     const reportIdentifier = r.reportIdentifier ?? (base.reportIdentifier as string);
-    const definition = { ...base, id: r.id, connection: r.connection, reportIdentifier, bodyTemplate: { ...base.bodyTemplate, reportIdentifier } };
+    const over = typeof r.connection === 'string' ? { connection: r.connection } : { connections: r.connection };
+    const definition = { ...base, id: r.id, ...over, reportIdentifier, bodyTemplate: { ...base.bodyTemplate, reportIdentifier } };
     await writeFile(join(reportsDir, `${r.id}.json`), JSON.stringify(definition, null, 2));
   }
   const shipped = JSON.parse(await readFile(SHIPPED_ENVIRONMENT, 'utf8')) as Record<string, unknown>;
