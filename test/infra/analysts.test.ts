@@ -56,10 +56,12 @@ describe("Analysts' managed policy", () => {
     assert.match(resources, /:table\/paynet_reports_test\/\*"/);
   });
 
-  it('reads tables/ of the curated bucket (not rejects or manifests) and reads and writes athena/ results', () => {
+  it('reads tables/ and manifests/ (the loads table) of the curated bucket, not rejects, and reads and writes athena/ results', () => {
     assert.deepEqual(sid('ReadTheTables').Action, 's3:GetObject');
     assert.match(render(sid('ReadTheTables').Resource), new RegExp(`${ids.curated}.*/tables/\\*`));
-    assert.deepEqual(sid('ListTheTables').Condition, { StringLike: { 's3:prefix': ['tables/*'] } });
+    assert.match(render(sid('ReadTheTables').Resource), new RegExp(`${ids.curated}.*/manifests/\\*`));
+    assert.doesNotMatch(render(sid('ReadTheTables').Resource), /rejected/);
+    assert.deepEqual(sid('ListTheTables').Condition, { StringLike: { 's3:prefix': ['tables/*', 'manifests/*'] } });
     const results = sid('ReadAndWriteQueryResults');
     assert.deepEqual(results.Action, ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts']);
     assert.match(render(results.Resource), new RegExp(`${ids.results}.*/athena/\\*`));

@@ -17,7 +17,8 @@ import { Catalog, databaseName, QUERIES_DIR_VARIABLE } from '../../lib/construct
 import { athenaTypeOfParquet } from '../helpers/parquet-types.js';
 import { emptyStack, FIXTURE_ENTRY, logicalIdOf, resourcesOf, synthPipeline, testConfig, type Cfn } from './helpers.js';
 
-const reports = loadCatalog().reports;
+// The fixture report, and the same report over three connections: one table each, a partition per connection.
+const reports = [...loadCatalog().reports, { ...loadCatalog().get('transactions'), id: 'shared', connections: ['acme', 'beta', 'gamma'] }];
 const stack = emptyStack();
 const key = new kms.Key(stack, 'Key');
 const curated = new s3.Bucket(stack, 'Curated', { encryptionKey: key });
@@ -33,7 +34,8 @@ new Catalog(stack, 'Catalog', {
 });
 const template = Template.fromStack(stack);
 const curatedId = logicalIdOf(stack, curated);
-const tables = Object.values(resourcesOf(template, 'AWS::Glue::Table')).map((t) => (t.Properties as Cfn).TableInput);
+const allTables = Object.values(resourcesOf(template, 'AWS::Glue::Table')).map((t) => (t.Properties as Cfn).TableInput);
+const tables = allTables.filter((t) => t.Name !== 'loads');
 const tableOf = (id: string) => tables.find((t) => t.Name === id);
 
 describe('Catalog', () => {
@@ -55,18 +57,35 @@ describe('Catalog', () => {
     }
   });
 
-  it('partitions by dt (string) with date projection and a location template', () => {
+  it('partitions by connection first, projected as an enum of the report\'s connections, then dt, with a location template', () => {
     for (const r of reports) {
       const t = tableOf(r.id);
-      assert.deepEqual(t.PartitionKeys, [{ Name: 'dt', Type: 'string' }]);
+      assert.deepEqual(t.PartitionKeys, [{ Name: 'connection', Type: 'string' }, { Name: 'dt', Type: 'string' }]);
       assert.equal(t.Parameters['projection.enabled'], 'true');
+      assert.equal(t.Parameters['projection.connection.type'], 'enum');
+      assert.equal(t.Parameters['projection.connection.values'], r.connections.join(','));
       assert.equal(t.Parameters['projection.dt.type'], 'date');
       assert.equal(t.Parameters['projection.dt.format'], 'yyyy-MM-dd');
       assert.equal(t.Parameters['projection.dt.range'], '2020-01-01,NOW+1DAYS');
       assert.deepEqual(t.Parameters['storage.location.template'], {
-        'Fn::Join': ['', ['s3://', { Ref: curatedId }, `/tables/${r.id}/dt=\${dt}/`]],
+        'Fn::Join': ['', ['s3://', { Ref: curatedId }, `/tables/${r.id}/connection=\${connection}/dt=\${dt}/`]],
       });
     }
+    assert.equal(tableOf('shared').Parameters['projection.connection.values'], 'acme,beta,gamma');
+  });
+
+  it('has a loads table over the manifests: JSON SerDe, report, connection and dt projected', () => {
+    const t = allTables.find((x) => x.Name === 'loads');
+    assert.deepEqual(t.PartitionKeys.map((k: { Name: string }) => k.Name), ['report', 'connection', 'dt']);
+    assert.equal(t.StorageDescriptor.SerdeInfo.SerializationLibrary, 'org.openx.data.jsonserde.JsonSerDe');
+    assert.deepEqual(t.StorageDescriptor.Columns.map((c: { Name: string }) => c.Name), ['outcome', 'window', 'rows', 'error', 'finishedat']);
+    assert.equal(t.Parameters['projection.report.type'], 'enum');
+    assert.equal(t.Parameters['projection.report.values'], 'transactions,shared');
+    assert.equal(t.Parameters['projection.connection.values'], 'default,acme,beta,gamma');
+    assert.equal(t.Parameters['projection.dt.type'], 'date');
+    assert.deepEqual(t.Parameters['storage.location.template'], {
+      'Fn::Join': ['', ['s3://', { Ref: curatedId }, '/manifests/${report}/connection=${connection}/dt=${dt}/']],
+    });
   });
 
   it("gives each table the columns of the Parquet files, in order and type for type", () => {
@@ -98,8 +117,12 @@ describe('Catalog', () => {
   it("saves every report's queries/<report>/*.sql file, as is, as a named query <report>/<name> of the workgroup", () => {
     const files = readdirSync(join(FIXTURE_QUERIES_DIR, 'transactions')).filter((f) => f.endsWith('.sql'));
     assert.ok(files.length >= 2);
-    const named = Object.values(resourcesOf(template, 'AWS::Athena::NamedQuery')).map((q) => q.Properties as Cfn);
+    const all = Object.values(resourcesOf(template, 'AWS::Athena::NamedQuery')).map((q) => q.Properties as Cfn);
+    const named = all.filter((q) => q.Name.startsWith('transactions/') && q.Name !== 'transactions/coverage');
     assert.deepEqual(named.map((q) => q.Name).sort(), files.map((f) => `transactions/${f.replace(/\.sql$/, '')}`).sort());
+    // Every report has the built-in coverage query, its connections listed.
+    assert.deepEqual(all.filter((q) => q.Name.endsWith('/coverage')).map((q) => q.Name).sort(), ['shared/coverage', 'transactions/coverage']);
+    assert.match(all.find((q) => q.Name === 'shared/coverage')!.QueryString, /VALUES \('acme'\), \('beta'\), \('gamma'\)/);
     for (const q of named) {
       assert.equal(q.QueryString, readFileSync(join(FIXTURE_QUERIES_DIR, `${q.Name}.sql`), 'utf8').trim());
       assert.match(q.QueryString, /\bFROM transactions\b/);
@@ -160,7 +183,7 @@ describe('Catalog: saved queries Athena (Trino) cannot parse stop the synthesis'
   it('publishes a query both engines accept (CAST, a CTE, a window function) as it is', () => {
     const named = Object.values(resourcesOf(catalogOver(queriesDir('good', { 'largest.sql': bothFile })), 'AWS::Athena::NamedQuery'));
     assert.deepEqual(
-      named.map((q) => [(q.Properties as Cfn).Name, (q.Properties as Cfn).QueryString]),
+      named.map((q) => [(q.Properties as Cfn).Name, (q.Properties as Cfn).QueryString]).filter(([name]) => !String(name).endsWith('/coverage')),
       [['transactions/largest', bothFile.trim()]],
     );
   });

@@ -136,7 +136,7 @@ describe('an environment with two connections', () => {
       const t = targetOf(reportId);
       assert.deepEqual(t.Arn, { 'Fn::GetAtt': [id(stack.fetch.queues.queueOf(connection)), 'Arn'] }, reportId);
       assert.deepEqual(t.SqsParameters, { MessageGroupId: group }, reportId);
-      assert.deepEqual(JSON.parse(t.Input), { reportId, scheduledTime: '<aws.scheduler.scheduled-time>' });
+      assert.deepEqual(JSON.parse(t.Input), { reportId, connection, scheduledTime: '<aws.scheduler.scheduled-time>' });
     }
   });
 

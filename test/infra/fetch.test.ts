@@ -196,6 +196,28 @@ describe('Fetch', () => {
       assert.equal(maximumConcurrencyOf(acme), MIN_EVENT_SOURCE_CONCURRENCY);
     });
 
+    it('schedules each feed: a report over three connections has a schedule on each connection\'s queue, naming its connection', () => {
+      const shared: ScheduledReport = { id: 'shared', cron: 'cron(0 1 * * ? *)', timeZone: 'UTC', lookback: 0, connections: ['default', 'acme', 'wide'] };
+      const feeds = build([shared], { connections: [DEFAULT, acme, wide] });
+      const ids = Object.fromEntries(
+        Object.entries(resourcesOf(feeds, 'AWS::SQS::Queue'))
+          .filter(([, q]) => q.Properties.FifoQueue === true && q.Properties.RedrivePolicy)
+          .map(([id, q]) => [q.Properties.QueueName?.['Fn::Join']?.[1]?.join?.('') ?? id, id]),
+      );
+      const targets = Object.values(resourcesOf(feeds, 'AWS::Scheduler::Schedule')).map((x) => x.Properties.Target);
+      assert.equal(targets.length, 3, 'one schedule per feed');
+      const byConnection = new Map(targets.map((t) => [JSON.parse(t.Input).connection as string, t]));
+      assert.deepEqual([...byConnection.keys()].sort(), ['acme', 'default', 'wide']);
+      for (const [connection, t] of byConnection) {
+        assert.deepEqual(JSON.parse(t.Input), { reportId: 'shared', connection, scheduledTime: '<aws.scheduler.scheduled-time>' });
+        // On its own connection's queue: three schedules, three queues.
+        const queueId = t.Arn['Fn::GetAtt'][0] as string;
+        assert.ok(Object.values(ids).includes(queueId), queueId);
+      }
+      assert.equal(new Set(targets.map((t) => t.Arn['Fn::GetAtt'][0])).size, 3);
+      assert.deepEqual(targets.map((t) => t.SqsParameters.MessageGroupId).sort(), ['acme', 'shared', 'shared']);
+    });
+
     it('refuses a report over a connection without a queue, and a reservation below what the queues may start', () => {
       assert.throws(() => build([daily('x', 'nowhere')]), /no queue for connection "nowhere" \(there are default\)/);
       assert.throws(
