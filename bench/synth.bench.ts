@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../lib/bundling/project.js';
-import { ISSUE_SCALE, useScaleFixtures, type ScaleShape } from '../test/helpers/scale-fixtures.js';
+import { FEED_SCALE, ISSUE_SCALE, useScaleFixtures, type ScaleShape } from '../test/helpers/scale-fixtures.js';
 
 /**
  * `cdk synth` of the whole app as a user runs it (issue 32): `npx cdk synth --quiet` in the project, bin/app.ts
@@ -11,11 +11,15 @@ import { ISSUE_SCALE, useScaleFixtures, type ScaleShape } from '../test/helpers/
  * reports (10 connections, 30 reports with three saved queries; fewer where the catalog is smaller) pointed at
  * through PAYNET_REPORTS_DIR, PAYNET_ENVIRONMENTS_DIR and PAYNET_QUERIES_DIR. Wall time, CPU (user + sys of the
  * CLI and the app, from /usr/bin/time) and peak RSS (the largest process), and every template's resources and
- * bytes against CloudFormation's 500 and 1 MB. Targets at 500 reports: 60 s wall, 2 GB peak.
+ * bytes against CloudFormation's 500 and 1 MB. Targets at 500 reports: 60 s wall, 2 GB peak. Then 500 feeds (issue 45):
+ * 50 reports, each over all 10 connections, held to the same targets. BENCH_SYNTH=feeds runs that size alone.
  */
 
 const TARGETS = { wallS: 60, peakMb: 2048, resources: 500, templateBytes: 1_000_000 } as const;
-const SIZES = [1, 50, ISSUE_SCALE.reports];
+const SIZES: Array<{ label: string; shape: ScaleShape; atTarget: boolean }> = [
+  ...[1, 50, ISSUE_SCALE.reports].map((reports) => ({ label: `${reports} report(s)`, shape: shapeOfReports(reports), atTarget: reports === ISSUE_SCALE.reports })),
+  { label: `${FEED_SCALE.reports * FEED_SCALE.connectionsPerReport!} feeds (${FEED_SCALE.reports} reports x ${FEED_SCALE.connectionsPerReport} connections)`, shape: FEED_SCALE, atTarget: true },
+];
 
 interface SynthRun {
   wallS: number;
@@ -24,11 +28,13 @@ interface SynthRun {
   templates: Array<{ file: string; resources: number; bytes: number }>;
 }
 
-const shapeOf = (reports: number): ScaleShape => ({
-  reports,
-  connections: Math.min(ISSUE_SCALE.connections, reports),
-  withQueries: Math.min(ISSUE_SCALE.withQueries, reports),
-});
+function shapeOfReports(reports: number): ScaleShape {
+  return {
+    reports,
+    connections: Math.min(ISSUE_SCALE.connections, reports),
+    withQueries: Math.min(ISSUE_SCALE.withQueries, reports),
+  };
+}
 
 /** /usr/bin/time -v's figures: user and system seconds, maximum resident set in KiB. */
 function timeFigures(stderr: string): { cpuS?: number; peakMb?: number } {
@@ -38,8 +44,9 @@ function timeFigures(stderr: string): { cpuS?: number; peakMb?: number } {
   return { cpuS: Number.isFinite(cpu) ? cpu : undefined, peakMb: Number.isFinite(rss) ? rss / 1024 : undefined };
 }
 
-async function synthOnce(dir: string, reports: number): Promise<SynthRun> {
-  const folders = await useScaleFixtures(join(dir, 'fixtures'), shapeOf(reports));
+async function synthOnce(dir: string, shape: ScaleShape): Promise<SynthRun> {
+  const reports = shape.reports;
+  const folders = await useScaleFixtures(join(dir, 'fixtures'), shape);
   const out = join(dir, 'cdk.out');
   const hasTime = existsSync('/usr/bin/time');
   const cdk = ['npx', 'cdk', 'synth', '--quiet', '--output', out];
@@ -65,18 +72,17 @@ async function synthOnce(dir: string, reports: number): Promise<SynthRun> {
 
 const fmt = (n: number | undefined, digits: number, unit: string) => (n === undefined ? 'n/a' : `${n.toFixed(digits)} ${unit}`);
 
-function report(reports: number, run: SynthRun): boolean {
+function report(label: string, atTarget: boolean, run: SynthRun): boolean {
   const parent = run.templates.find((t) => !t.file.includes('.nested.'))!;
   const shards = run.templates.filter((t) => t !== parent);
   const largest = run.templates.reduce((a, b) => (b.bytes > a.bytes ? b : a));
   const most = run.templates.reduce((a, b) => (b.resources > a.resources ? b : a));
   const total = run.templates.reduce((n, t) => n + t.resources, 0);
   const withinQuotas = run.templates.every((t) => t.resources <= TARGETS.resources && t.bytes <= TARGETS.templateBytes);
-  const atTarget = reports === ISSUE_SCALE.reports;
   const timeOk = !atTarget || run.wallS <= TARGETS.wallS;
   const memoryOk = !atTarget || run.peakMb === undefined || run.peakMb <= TARGETS.peakMb;
   const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
-  console.log(`\n${reports} report(s):`);
+  console.log(`\n${label}:`);
   console.log(
     `  wall ${fmt(run.wallS, 1, 's')}${atTarget ? ` (target <= ${TARGETS.wallS} s: ${mark(timeOk)})` : ''}, CPU ${fmt(run.cpuS, 1, 's')}, ` +
       `peak RSS ${fmt(run.peakMb, 0, 'MB')}${atTarget ? ` (target <= ${TARGETS.peakMb} MB: ${mark(memoryOk)})` : ''}`,
@@ -92,14 +98,15 @@ function report(reports: number, run: SynthRun): boolean {
 export async function runSynthBench(): Promise<boolean> {
   console.log('cdk synth of the whole app (npx cdk synth --quiet, real bundles, compliance packs), generated catalogs over 10 connections');
   let pass = true;
-  for (const reports of SIZES) {
-    const dir = mkdtempSync(join(tmpdir(), `paynet-synth-bench-${reports}-`));
+  const sizes = process.env.BENCH_SYNTH === 'feeds' ? SIZES.slice(-1) : SIZES;
+  for (const { label, shape, atTarget } of sizes) {
+    const dir = mkdtempSync(join(tmpdir(), `paynet-synth-bench-${shape.reports}-`));
     try {
-      pass = report(reports, await synthOnce(dir, reports)) && pass;
+      pass = report(label, atTarget, await synthOnce(dir, shape)) && pass;
     } catch (e) {
       // A synth that fails (a quota CDK checks itself, an E2BIG) is this size's figure: say why, go on to the next.
       const why = String((e as Error).message).split('\n').find((l) => /«|E2BIG|Error/.test(l)) ?? (e as Error).message;
-      console.log(`\n${reports} report(s): MISS, cdk synth failed: ${why.slice(0, 400)}`);
+      console.log(`\n${label}: MISS, cdk synth failed: ${why.slice(0, 400)}`);
       pass = false;
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -396,8 +396,8 @@ function printDone(run: RunState): RunSummary {
   const durationMs = Math.round(performance.now() - run.started);
   const name = (o: WindowOutcome) => refName(run, o);
   print('');
-  // A run of several reports closes with what failed, then each connection's totals, then the rest.
-  const several = plan.reports.length > 1;
+  // A run of several reports or connections closes with what failed, then each connection's totals, then the rest.
+  const several = plan.reports.length > 1 || plan.connections.length > 1;
   const windowFailures = failed.map((o) => ({ name: name(o), outcome: o }));
   if (several) {
     for (const line of failureLines(windowFailures, run.queryFailures)) print(line);

@@ -13,7 +13,12 @@ export interface ScaleShape {
   readonly reports: number;
   readonly connections: number;
   readonly withQueries: number;
+  /** Connections each report is fetched over, consecutive from its own (default 1): reports × this = feeds (issue 45). */
+  readonly connectionsPerReport?: number;
 }
+
+/** 500 feeds: 50 reports, each over all 10 connections (issue 45's fleet). */
+export const FEED_SCALE: ScaleShape = { reports: 50, connections: 10, withQueries: 30, connectionsPerReport: 10 };
 
 /** 500 reports over 10 connections, 30 of them with three saved queries: the size issue 32 holds to the quotas. */
 export const ISSUE_SCALE: ScaleShape = { reports: 500, connections: 10, withQueries: 30 };
@@ -23,7 +28,11 @@ export const scaleReportId = (i: number): string => `r${String(i).padStart(3, '0
 /** Writes the fixtures and points this process's catalog, environments and queries at them; returns the folders. */
 export async function useScaleFixtures(dir: string, shape: ScaleShape): Promise<{ reports: string; environments: string; queries: string }> {
   const connections = Array.from({ length: shape.connections }, (_, i) => ({ name: `c${i}` }));
-  const reports = Array.from({ length: shape.reports }, (_, i) => ({ id: scaleReportId(i), connection: connections[i % connections.length]!.name }));
+  const per = Math.min(shape.connectionsPerReport ?? 1, connections.length);
+  const reports = Array.from({ length: shape.reports }, (_, i) => {
+    const over = Array.from({ length: per }, (_, k) => connections[(i + k) % connections.length]!.name);
+    return { id: scaleReportId(i), connection: per === 1 ? over[0]! : over };
+  });
   await useConnectionFixtures(dir, reports, { scale: connections });
   const queries = join(dir, 'queries');
   const fixture = join(FIXTURE_QUERIES_DIR, 'transactions');
