@@ -63,13 +63,13 @@ function chosenConnections(names: readonly string[], opts: TargetOptions, catalo
     throw new ConfigurationError(`--connection "${opts.connection}" is not a connection of ${where}: ${names.join(', ') || 'none'}.`);
   }
   const report = opts.report === undefined ? undefined : catalog.get(opts.report);
-  const over = report?.connections.map((c) => `"${c}"`).join(', ');
+  const over = report ? `connection${report.connections.length > 1 ? 's' : ''} ${report.connections.map((c) => `"${c}"`).join(', ')}` : '';
   if (report && opts.connection !== undefined && !report.connections.includes(opts.connection)) {
     throw new ConfigurationError(`--report ${report.id} is over ${over}, not "${opts.connection}": leave out one of them.`);
   }
   const undefinedHere = report?.connections.filter((c) => !names.includes(c)) ?? [];
   if (report && undefinedHere.length) {
-    throw new ConfigurationError(`Report "${report.id}" is over ${undefinedHere.map((c) => `"${c}"`).join(', ')}, which ${where} does not define.`);
+    throw new ConfigurationError(`Report "${report.id}" is over connection${undefinedHere.length > 1 ? 's' : ''} ${undefinedHere.map((c) => `"${c}"`).join(', ')}, which ${where} does not define.`);
   }
   if (opts.connection !== undefined) return [opts.connection];
   return report ? [...report.connections] : [...names];

@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { LOADS_TABLE } from '../../functions/core/lake/loads-table.js';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { loadCheckedCatalog as loadCatalog } from '../args/catalog.js';
@@ -103,7 +104,8 @@ export async function runQueryCommand(sqlArg: string | undefined, opts: QueryCom
       if (!sql?.trim()) return 0;
     }
     for (const view of db.views.filter((v) => v.files === 0 && existsSync(opts.lake))) {
-      io.err(`note: view "${view.name}" is empty: no Parquet under ${relative(process.cwd(), view.glob) || view.glob}.`);
+      const what = view.name === LOADS_TABLE ? 'load manifest' : 'Parquet';
+      io.err(`note: view "${view.name}" is empty: no ${what} under ${relative(process.cwd(), view.glob) || view.glob}.`);
     }
     try {
       const result = await db.stream(sql!);

@@ -86,11 +86,18 @@ export interface RunSummary {
   durationMs: number;
 }
 
-/** The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from. */
+/**
+ * The saved queries of one report (queries/<report>/*.sql; a report may have none), with the file each came from,
+ * and for a report over several connections the built-in coverage query (lib/saved-queries/coverage-query.ts).
+ */
 export async function savedQueriesFor(report: { id: string; connections: readonly string[] }): Promise<Array<{ name: string; description: string; sql: string; file: string; text: string }>> {
   // The file reader the stack uses (lib/constructs/catalog.ts publishes the same files), loaded when first needed.
-  const { readReportQueries } = await import('../../lib/saved-queries/saved-queries.js');
-  return readReportQueries(report).map((q) => ({ ...q, file: q.file.startsWith('(') ? q.file : show(q.file) }));
+  const [{ readReportQueries }, { COVERAGE_QUERY }] = await Promise.all([import('../../lib/saved-queries/saved-queries.js'), import('../../lib/saved-queries/coverage-query.js')]);
+  // The built-in coverage query says something only of a report over several connections: a run of one keeps its output.
+  const builtIn = (q: { name: string; file: string }) => q.name === COVERAGE_QUERY && q.file.startsWith('(');
+  return readReportQueries(report)
+    .filter((q) => report.connections.length > 1 || !builtIn(q))
+    .map((q) => ({ ...q, file: builtIn(q) ? q.file : show(q.file) }));
 }
 
 /** What a run works with and what it has done so far: the Ctrl-C handler reads it too, at any moment. */
@@ -177,11 +184,11 @@ function countOutcomes(outcomes: ReadonlyArray<Pick<WindowOutcome, 'status'>>): 
   return { loaded: n('loaded'), notParsed: n('not-parsed'), failed: n('failed') };
 }
 
-/** A window as the summary names it: with its report when the run has several, and its connection when it has several. */
+/** A window as the summary names it: with its report when the run has several, and its connection when a report has several. */
 function itemName(run: RunState, item: { report: ReportDefinition; connection: string; window: RunItem['window'] }): string {
   const label = windowLabel(item.report, item.window);
   const report = run.plan.reports.length > 1 ? `${item.report.id} ` : '';
-  const connection = run.plan.connections.length > 1 ? `${item.connection} ` : '';
+  const connection = run.plan.feeds.length > run.plan.reports.length ? `${item.connection} ` : '';
   return `${report}${connection}${label}`;
 }
 

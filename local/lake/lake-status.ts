@@ -130,7 +130,8 @@ export async function lakeStatus(options: { lakeDir: string; curatedBucket: stri
     const manifests = await lakeManifests(options.lakeDir, options.curatedBucket, report.id);
     items.push(
       newestItem(report, manifests),
-      coverageItem(report, manifests),
+      // Over one connection a missing window is the newest-loads line's; over several, which provider lacks it.
+      ...(report.connections.length > 1 ? [coverageItem(report, manifests)] : []),
       findingsItem(report, manifests, options.now ?? new Date()),
       await staleItem(report, options.lakeDir),
       await rejectsItem(report, manifests, options.lakeDir),

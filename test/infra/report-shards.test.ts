@@ -75,22 +75,24 @@ describe('hundreds of reports in one environment', () => {
   it('synthesizes 120 reports over 4 connections with the real bundles, past the ~55 where the catalog hit E2BIG', async () => {
     const s = await synthesize('real-120', { reports: 120, connections: 4, withQueries: 5 }, { realBundles: true });
     assertWithinQuotas(s);
-    assert.equal(countAll(s, 'AWS::Glue::Table'), 120);
+    // A table per report, and the one loads table of the environment; a coverage query per report besides the files.
+    assert.equal(countAll(s, 'AWS::Glue::Table'), 120 + 1);
     assert.equal(countReportSchedules(s), 120);
-    assert.equal(countAll(s, 'AWS::Athena::NamedQuery'), 15);
+    assert.equal(countAll(s, 'AWS::Athena::NamedQuery'), 15 + 120);
   });
 
   it(`holds ${ISSUE_SCALE.reports} reports over ${ISSUE_SCALE.connections} connections, ${ISSUE_SCALE.withQueries} with three saved queries, to the quotas`, async () => {
     const s = await synthesize('issue-scale', ISSUE_SCALE);
     assertWithinQuotas(s);
     const parent = parentOf(s);
-    // The parent holds nothing per report: one nested stack per shard, whatever the catalog's size.
-    for (const type of ['AWS::Glue::Table', 'AWS::Athena::NamedQuery']) assert.equal(ofType(parent, type).length, 0, type);
+    // The parent holds nothing per report: one nested stack per shard, whatever the catalog's size; its one table is loads.
+    assert.equal(ofType(parent, 'AWS::Athena::NamedQuery').length, 0);
+    assert.deepEqual(ofType(parent, 'AWS::Glue::Table').map((t) => (t.Properties as { TableInput: { Name: string } }).TableInput.Name), ['loads']);
     assert.equal(reportSchedules(parent).length, 0, 'no report schedule in the parent');
     assert.equal(ofType(parent, 'AWS::CloudFormation::Stack').length, REPORT_SHARD_COUNT);
-    assert.equal(countAll(s, 'AWS::Glue::Table'), ISSUE_SCALE.reports, 'one Glue table per report');
+    assert.equal(countAll(s, 'AWS::Glue::Table'), ISSUE_SCALE.reports + 1, 'one Glue table per report, and loads');
     assert.equal(countReportSchedules(s), ISSUE_SCALE.reports);
-    assert.equal(countAll(s, 'AWS::Athena::NamedQuery'), ISSUE_SCALE.withQueries * 3);
+    assert.equal(countAll(s, 'AWS::Athena::NamedQuery'), ISSUE_SCALE.withQueries * 3 + ISSUE_SCALE.reports);
     // Each report's resources sit in the shard its id hashes to.
     for (const [reportId, table] of Object.entries(s.stack.catalog.tables)) {
       assert.equal(table.stack, s.stack.reportShards.of(reportId), reportId);
@@ -116,7 +118,7 @@ describe('hundreds of reports in one environment', () => {
       // The shard keeps every resource as it was and gains the new report's schedule and table.
       for (const [id, r] of Object.entries(was)) assert.deepEqual(is[id], r, id);
       const gained = Object.keys(is).filter((id) => !(id in was));
-      assert.deepEqual(gained.map((id) => is[id]!.Type).sort(), ['AWS::Glue::Table', 'AWS::Scheduler::Schedule']);
+      assert.deepEqual(gained.map((id) => is[id]!.Type).sort(), ['AWS::Athena::NamedQuery', 'AWS::Glue::Table', 'AWS::Scheduler::Schedule']);
       for (const id of gained) assert.match(id, new RegExp(newId), id);
     }
 
@@ -128,8 +130,8 @@ describe('hundreds of reports in one environment', () => {
     assert.deepEqual(Object.keys(was).filter((id) => !(id in is)), []);
     // The dashboard may name its reports (its widgets are lib/constructs/dashboard.ts's business): its id stays.
     const changed = Object.keys(was).filter((id) => JSON.stringify(was[id]) !== JSON.stringify(is[id]) && was[id]!.Type !== 'AWS::CloudWatch::Dashboard');
-    // Three functions carry the catalog: fetch, parse and the freshness check.
-    const expected = ['AWS::Lambda::Function', 'AWS::Lambda::Function', 'AWS::Lambda::Function', ...(nestedDiffering.length ? ['AWS::CloudFormation::Stack'] : [])];
+    // Three functions carry the catalog: fetch, parse and the freshness check; the loads table projects every report id.
+    const expected = ['AWS::Glue::Table', 'AWS::Lambda::Function', 'AWS::Lambda::Function', 'AWS::Lambda::Function', ...(nestedDiffering.length ? ['AWS::CloudFormation::Stack'] : [])];
     assert.deepEqual(changed.map((id) => was[id]!.Type).sort(), expected.sort(), changed.join());
     for (const id of changed.filter((id) => was[id]!.Type === 'AWS::Lambda::Function')) {
       assert.deepEqual({ ...was[id]!.Properties, Code: undefined }, { ...is[id]!.Properties, Code: undefined }, `${id}: only its code`);

@@ -310,10 +310,10 @@ describe('npm start over many reports and connections', () => {
     const listed: string[] = [];
     const io = { out: (t: string) => void listed.push(t), err: () => undefined };
     assert.equal(await runQueryCommand(undefined, { lake: join(dir, 'lake'), list: true }, io), 0);
-    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['alpha', 'beta']);
+    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['alpha', 'beta', 'loads']);
     listed.length = 0;
     assert.equal(await runQueryCommand(undefined, { lake: join(dir, 'lake'), list: true, report: ['beta'] }, io), 0);
-    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['beta']);
+    assert.deepEqual(listed.map((l) => l.split(' ')[0]), ['beta', 'loads']);
 
     const deployed = { from: DATE, to: '2026-11-23', concurrency: 2, lake: join(dir, 'lake'), tty: false, deployed: true, functionName: 'f', region: 'eu-west-1' };
     await assert.rejects(runBackfillCommand({ ...deployed, environment: 'nope' }, () => undefined), /--environment nope: there is no environment file of that name/);

@@ -125,9 +125,9 @@ describe('convertCsvToParquet', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Converts into `<dir>/<name>/dt=2026-11-20/part.parquet` and returns the manifest and the view name. */
+  /** Converts into `<dir>/<name>/connection=default/dt=2026-11-20/part.parquet` and returns the manifest and the view name. */
   async function convert(name: string, input: Buffer | Readable, extra: Partial<ConvertOptions> = {}) {
-    const table = join(dir, name, 'dt=2026-11-20');
+    const table = join(dir, name, 'connection=default', 'dt=2026-11-20');
     await mkdir(table, { recursive: true });
     const file = join(table, 'part.parquet');
     const rejects = new MemorySink();
@@ -138,7 +138,7 @@ describe('convertCsvToParquet', () => {
       report: sample,
       ...extra,
     });
-    await db.query(duckdbViewSql(name, join(dir, name, '*', '*.parquet'), (extra.report ?? sample).columns));
+    await db.query(duckdbViewSql(name, join(dir, name, '*', '*', '*.parquet'), (extra.report ?? sample).columns));
     return { manifest, file, rejects };
   }
 

@@ -93,7 +93,7 @@ describe('reports status --lake', () => {
     const rejects = lines.find((l) => l.startsWith('TODO    rejects transactions'))!;
     const file = /2026-11-20: 1 \(the load failed: TooManyRejectedRows\) in (\S+);/.exec(rejects)?.[1];
     assert.ok(file && existsSync(file), rejects);
-    assert.match(file, /rejected\/transactions\/dt=2026-11-20\//);
+    assert.match(file, /rejected\/transactions\/connection=default\/dt=2026-11-20\//);
     assert.match(rejects, /^TODO {4}rejects transactions {7}1 row rejected in 1 window\(s\): /);
     assert.ok(lines.some((l) => /^TODO {4}newest loads transactions +no window loaded yet; 1 window\(s\) whose latest attempt failed \(2026-11-20: TooManyRejectedRows\)/.test(l)), lines.join('\n'));
   });

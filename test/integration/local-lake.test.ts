@@ -133,7 +133,7 @@ describe('local lake (s3rver on loopback) with the S3 adapters', () => {
     assert.equal(event.eventName, 'ObjectCreated:CompleteMultipartUpload');
     assert.equal(event.s3.bucket.name, buckets.raw);
     assert.equal(event.s3.bucket.arn, `arn:aws:s3:::${buckets.raw}`);
-    assert.equal(event.s3.object.key, 'raw/transactions/dt%3D2026-11-20/2026-11-20T00-00-00.csv', 'URL-encoded as AWS sends it');
+    assert.equal(event.s3.object.key, 'raw/transactions/connection%3Ddefault/dt%3D2026-11-20/2026-11-20T00-00-00.csv', 'URL-encoded as AWS sends it');
     assert.equal(event.s3.object.size, 12 * MiB);
     assert.equal(parseRawKey(decodeS3EventKey(event.s3.object.key))?.reportId, 'transactions');
   });

@@ -53,7 +53,7 @@ const read = async (client: S3Client, bucket: string, key: string) => {
   return Buffer.concat(chunks);
 };
 const manifestOf = async (p: LocalPipeline, date: string, reportId = 'transactions') =>
-  JSON.parse((await read(p.s3, p.buckets.curated, `manifests/${reportId}/dt=${date}/${date}T00-00-00.json`)).toString()) as LoadManifest;
+  JSON.parse((await read(p.s3, p.buckets.curated, `manifests/${reportId}/connection=default/dt=${date}/${date}T00-00-00.json`)).toString()) as LoadManifest;
 
 /** "20.11.2026" -> "2026-11-20": the report's date pattern to DuckDB's DATE text. */
 const isoDate = (ddmmyyyy: string) => ddmmyyyy.split('.').reverse().join('-');
@@ -77,6 +77,7 @@ async function assertTableEqualsSimulator(p: LocalPipeline, date: string) {
         'transaction_type VARCHAR',
         'order_description VARCHAR',
         'date_of_report DATE',
+        'connection VARCHAR',
         'dt VARCHAR',
       ],
     );

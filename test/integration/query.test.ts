@@ -35,7 +35,7 @@ function capture(): QueryOutput & { stdout: string[]; stderr: string[] } {
 
 /** The raw CSV the gateway sent for a window, as s3rver keeps it on disk: the expected values, record by record. */
 async function rawRecords(lakeDir: string, dt: string): Promise<Array<Record<string, string>>> {
-  const dir = join(lakeDir, bucketNames(LOCAL_ENVIRONMENT).raw, 'raw', report.id, `dt=${dt}`);
+  const dir = join(lakeDir, bucketNames(LOCAL_ENVIRONMENT).raw, 'raw', report.id, 'connection=default', `dt=${dt}`);
   const file = (await readdir(dir)).find((f) => f.endsWith('.csv._S3rver_object'))!;
   return parse(await readFile(join(dir, file)), { columns: true, bom: true });
 }
@@ -61,7 +61,8 @@ describe('reports query over the local lake', () => {
   it('has one view per report, typed as the Glue table, with dt from the partition directories', async () => {
     const db = await openLakeDatabase({ lakeDir });
     try {
-      assert.deepEqual(db.views.map((v) => [v.name, v.files]), [['transactions', 2]]);
+      // The report's view, and the loads view over its manifests.
+      assert.deepEqual(db.views.map((v) => [v.name, v.files]), [['transactions', 2], ['loads', 2]]);
       const described = await db.query('DESCRIBE transactions');
       assert.deepEqual(Object.fromEntries(described.rows.map((r) => [r[0], r[1]])), {
         merchant_name: 'VARCHAR',
@@ -73,6 +74,7 @@ describe('reports query over the local lake', () => {
         transaction_type: 'VARCHAR',
         order_description: 'VARCHAR',
         date_of_report: 'DATE',
+        connection: 'VARCHAR',
         dt: 'VARCHAR',
       });
       const perDay = await db.query('SELECT dt, count(*) AS n FROM transactions GROUP BY dt ORDER BY dt');

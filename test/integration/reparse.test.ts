@@ -183,6 +183,7 @@ describe('reports reparse on the local lake, as a new user would try it', () => 
           transaction_type: type,
           order_description: description === '' ? null : description,
           date_of_report: date,
+          connection: 'default',
           dt: date,
         }, `${date} row ${i}`);
         assert.equal(reportDate!.split('.').reverse().join('-'), date);

@@ -52,7 +52,7 @@ describe('the run summary', () => {
     const lines: string[] = [];
     await runLocal({ report: 'transactions', from: '2026-11-20', to: '2026-11-21', lake, sample: [`transactions=${sample}`] }, (l) => void lines.push(l));
     // The embedded lake's file for the curated object rejected/transactions/connection=default/dt=2026-11-20/<window start>.csv.
-    const file = join(lake, 'paynet-reports-local-curated', 'rejected', 'transactions', 'dt=2026-11-20', '2026-11-20T00-00-00.csv._S3rver_object');
+    const file = join(lake, 'paynet-reports-local-curated', 'rejected', 'transactions', 'connection=default', 'dt=2026-11-20', '2026-11-20T00-00-00.csv._S3rver_object');
     const at = lines.indexOf('Rejected rows (each with its line in the report and the reason):');
     assert.ok(at >= 0, lines.join('\n'));
     assert.equal(lines[at + 1], `  2026-11-20: 1 in ${file}`);

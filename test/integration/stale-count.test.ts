@@ -52,7 +52,7 @@ describe('stale windows: one count everywhere', () => {
       await pipeline.close();
     }
     // A load stopped between its table file and its manifest (Ctrl-C): the 3rd's table file is there, its manifest is not.
-    const manifests = join(lakeDir, curated, 'manifests', report.id, 'dt=2026-10-03');
+    const manifests = join(lakeDir, curated, 'manifests', report.id, 'connection=default', 'dt=2026-10-03');
     for (const f of await readdir(manifests)) await rm(join(manifests, f));
   });
   after(() => rm(lakeDir, { recursive: true, force: true }));

@@ -29,7 +29,7 @@ export function fetchOutcomes(run: Run<unknown>): string[] {
 /** Keys of one day in the curated bucket, across tables/, rejected/ and manifests/. */
 export async function curatedKeysOf(w: World, date: string): Promise<string[]> {
   const out: string[] = [];
-  for (const prefix of ['tables', 'rejected', 'manifests']) out.push(...(await w.keys('curated', `${prefix}/transactions/dt=${date}/`)));
+  for (const prefix of ['tables', 'rejected', 'manifests']) out.push(...(await w.keys('curated', `${prefix}/transactions/connection=default/dt=${date}/`)));
   return out.sort();
 }
 
