@@ -670,7 +670,7 @@ describe('reports status: alarms in ALARM', () => {
 
   it('names the reports of a multi-report alarm (its contributors), and a plain alarm by its reason', async () => {
     healthy();
-    const query = "SELECT SUM(RowsRejected) FROM SCHEMA(PaynetReports, connection, environment, report, service) WHERE environment = 'test' AND connection = 'default' GROUP BY report ORDER BY SUM() DESC LIMIT 100";
+    const query = `SELECT SUM(RowsRejected) FROM SCHEMA(PaynetReports, "connection", environment, report, service) WHERE environment = 'test' AND "connection" = 'default' GROUP BY report ORDER BY SUM() DESC LIMIT 100`;
     mocks.cloudWatch.on(DescribeAlarmsCommand).resolves({
       MetricAlarms: [
         { AlarmName: 'paynet-reports-test-rejected-rows-default', Metrics: [{ Id: 'reports', Expression: query, Period: 300 }], StateUpdatedTimestamp: new Date(NOW.getTime() - 2 * 3_600_000) },
