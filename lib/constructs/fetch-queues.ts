@@ -5,6 +5,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONNECTION_NAME, MAX_CONCURRENT_REQUESTS } from '../../functions/core/connections/connection.js';
+import { DEAD_LETTER_QUEUE } from '../policies/dead-letters.js';
 
 /** What the queues need to know of a connection. */
 export interface QueuedConnection {
@@ -90,7 +91,7 @@ export class FetchQueues extends Construct {
       removalPolicy: props.removalPolicy,
     } satisfies sqs.QueueProps;
     // cdk-nag's SQS3 (a queue without a dead-letter queue) sees the redrive policies below: nothing to acknowledge.
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', encrypted);
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', { ...encrypted, ...DEAD_LETTER_QUEUE });
     this.queues = new Map(
       props.connections.map((c) => [
         c.name,

@@ -87,16 +87,6 @@ export const CONTROL_TOWER_EXEMPTIONS: readonly Exemption[] = [
     customer: ASK_ADMIN,
   },
   {
-    control: 'CT.SQS.PR.1',
-    resources: /^(Fetch\/(ScheduleDeadLetters|FailedRuns|Queues\/DeadLetters)|Parse\/DeadLetters)\/Resource$/,
-    what: 'the four dead-letter queues',
-    reason:
-      'They are the end of the line: each keeps a failed message 14 days for `reports status` and an alarm; a ' +
-      'dead-letter queue of a dead-letter queue would only hide a failure one step further.',
-    documentation: 'https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html',
-    customer: ASK_ADMIN,
-  },
-  {
     control: 'CT.LAMBDA.PR.3',
     resources: /^Fetch\/Fetch\/Function\/Resource$/,
     what: 'the fetch function, without `network`',
