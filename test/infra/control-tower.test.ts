@@ -70,7 +70,7 @@ describe('Control Tower proactive controls at synth', () => {
       const { result } = checked(p, []);
       assert.deepEqual(result.findings.filter((f) => f.control === 'CT.SQS.PR.1'), [], p.stack.stackName);
       const s = p.stack;
-      const deadLetterQueues = [s.fetch.scheduleDeadLetterQueue, s.fetch.failedRunsQueue, s.fetch.queues.deadLetterQueue, s.parse.deadLetterQueue];
+      const deadLetterQueues = [s.fetch.scheduleDeadLetterQueue, s.fetch.failedRunsQueue, s.fetch.queues.deadLetterQueue, s.parse.deadLetterQueue, s.freshness.deadLetterQueue];
       const queues = p.template.toJSON().Resources as Record<string, { Type: string; Properties: Cfn }>;
       for (const q of deadLetterQueues) {
         assert.deepEqual(queues[logicalIdOf(s, q)]?.Properties.RedriveAllowPolicy, { redrivePermission: 'allowAll' }, q.node.path);
