@@ -69,7 +69,8 @@ function assertQueueable(connection: QueuedConnection): void {
  * schedules send {reportId, scheduledTime} to the queue of the report's connection (lib/constructs/fetch.ts); the
  * fetch function reads every queue, one run per invocation. Waiting in a queue is not a receive: a run that waits
  * is not counted, retried or given up as a failure. Content-based deduplication drops the second copy of one firing
- * (the Scheduler may deliver twice; the body carries the scheduled time, so two firings never look alike).
+ * sent within SQS's 5-minute deduplication interval (the Scheduler may deliver twice; the body carries the scheduled
+ * time, so two firings never look alike); a later copy runs again, and its windows overwrite themselves.
  */
 export class FetchQueues extends Construct {
   /** By connection name. */
