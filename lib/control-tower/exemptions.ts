@@ -10,9 +10,9 @@ export interface ExemptionContext {
  * accounts") lists each with what a governed customer does; a test holds the two lists equal.
  */
 export interface Exemption {
-  /** The control's id as Control Tower lists it: CT.SQS.PR.1. */
+  /** The control's id as Control Tower lists it: CT.S3.PR.2. */
   readonly control: string;
-  /** Which resources, by construct path under the environment's stack (Parse/DeadLetters/Resource). */
+  /** Which resources, by construct path under the environment's stack (Lake/AccessLogs/Resource). */
   readonly resources: RegExp;
   /** The resources in words, as docs/deploy.md names them. */
   readonly what: string;
