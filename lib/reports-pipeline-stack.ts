@@ -105,8 +105,10 @@ export class ReportsPipelineStack extends Stack {
       'scheduled-runs': this.fetch.queues.deadLetterQueue,
       'fetch-failures': this.fetch.failedRunsQueue,
       parse: this.parse.deadLetterQueue,
+      'freshness-check': this.freshness.deadLetterQueue,
     };
     this.alarms = this.addAlarms(c, deadLetterQueues);
+    this.freshness.alarmWhenNotRunning(this.alarms.topic);
     if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
       this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
     }

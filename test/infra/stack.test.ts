@@ -121,6 +121,21 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(JSON.parse(schedule.Target.Input), { scheduledTime: '<aws.scheduler.scheduled-time>' });
     });
 
+    it("alarms on the freshness check's dead letters and on its absence, to the alarm topic, and lists its dead-letter queue for `reports status`", () => {
+      const fresh = prod.stack.freshness;
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
+      const byName = (name: string) => alarms.find((a) => a.AlarmName === `paynet-reports-production-${name}`);
+      const topic = [{ Ref: id(prod.stack.alarms.topic) }];
+      const dead = byName('dead-letters-freshness-check');
+      assert.deepEqual([dead?.MetricName, dead?.Statistic, dead?.Threshold], ['ApproximateNumberOfMessagesVisible', 'Maximum', 1]);
+      assert.deepEqual(dead?.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id(fresh.deadLetterQueue), 'QueueName'] } }]);
+      const absent = byName('freshness-not-running');
+      assert.deepEqual([absent?.MetricName, absent?.Dimensions], ['Invocations', [{ Name: 'FunctionName', Value: { Ref: id(fresh.function.function) } }]]);
+      for (const a of [dead, absent]) assert.deepEqual([a?.AlarmActions, a?.OKActions], [topic, topic]);
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      assert.deepEqual(outputs.DeadLettersFreshnessCheckQueueUrl?.Value, { Ref: id(fresh.deadLetterQueue) });
+    });
+
     it('sends failed invocations, with their error, to a dead-letter queue instead of retrying blindly', () => {
       template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: { Ref: id(fetch.function.function) },
@@ -187,6 +202,7 @@ describe('ReportsPipelineStack', () => {
       'CuratedBucketName',
       'DashboardName',
       'DeadLettersFetchFailuresQueueUrl',
+      'DeadLettersFreshnessCheckQueueUrl',
       'DeadLettersParseQueueUrl',
       'DeadLettersScheduleQueueUrl',
       'DeadLettersScheduledRunsQueueUrl',
@@ -232,8 +248,9 @@ describe('ReportsPipelineStack', () => {
   describe('queues', () => {
     it('are all KMS-encrypted, TLS-only, and keep messages 14 days', () => {
       const queues = resourcesOf(template, 'AWS::SQS::Queue');
-      // Parse: notifications and their dead letters; fetch: the connection's queue, its dead letters, the scheduler's and Lambda's.
-      assert.equal(Object.keys(queues).length, 6);
+      // Parse: notifications and their dead letters; fetch: the connection's queue, its dead letters, the scheduler's and
+      // Lambda's; the freshness check's schedule: its dead letters.
+      assert.equal(Object.keys(queues).length, 7);
       for (const [logicalId, q] of Object.entries(queues)) {
         assert.ok((q.Properties as Cfn).KmsMasterKeyId, logicalId);
         assert.equal((q.Properties as Cfn).MessageRetentionPeriod, 14 * 24 * 3600, logicalId);
