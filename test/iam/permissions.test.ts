@@ -1,0 +1,92 @@
+import '../helpers/fixture-reports.js';
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { startRecording, recordedRequests, type RecordedRequest } from './recorder.js';
+import { shippedEnvironment, testConfig } from '../infra/helpers.js';
+import { checksOf, type IamCheck } from './actions.js';
+import { driveFunctions } from './drive-functions.js';
+import { evaluate, type Caller } from './evaluate.js';
+import { FUNCTION_CALLERS, stackWorld, type StackWorld } from './stack-world.js';
+
+/**
+ * Issue 44, item 2: every permission the pipeline uses, proved by an IAM evaluator that is not ours
+ * (@cloud-copilot/iam-simulate). The functions run as Lambda runs them, with the environment variables of each
+ * synthesized environment, and every AWS request they make is recorded (recorder.ts, drive-functions.ts); each is
+ * mapped to what AWS checks for it (actions.ts) and evaluated against the resolved template's policies: the role's
+ * own, the permissions boundary of docs/policies/permissions-boundary.json where the environment sets one, the
+ * target's resource policy, and in `network` mode the S3 gateway endpoint's policy. Recorded live in this run, so
+ * the recording cannot go stale.
+ */
+
+startRecording();
+
+const BOUNDARY_ARN = 'arn:aws:iam::123456789012:policy/org/paynet-boundary';
+const worlds: StackWorld[] = [
+  stackWorld('integration', shippedEnvironment('integration')),
+  stackWorld('production', shippedEnvironment('production')),
+  // A governed account: the boundary on every role, the fetch function in a VPC behind the S3 gateway endpoint, two connections.
+  stackWorld(
+    'governed',
+    testConfig({
+      network: { staticEgressIp: true },
+      permissionsBoundaryArn: BOUNDARY_ARN,
+      connections: { 'acme-eu': { gateway: { endpointUrl: 'https://acme.test/paynet-ui/services/v2/rpt-engine' }, secret: { name: 'paynet-reports/test/acme-eu' } } },
+    }),
+    BOUNDARY_ARN,
+  ),
+];
+const recorded = new Map<string, RecordedRequest[]>();
+
+/** A failed check as the failure names it: the environment, the caller, the request, the action and what decided. */
+async function problemsOf(world: StackWorld, caller: Caller, checks: IamCheck[], expectAllowed: boolean): Promise<string[]> {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const check of checks) {
+    const key = JSON.stringify([check.action, check.resource, check.context]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const verdict = await evaluate(caller, check, world.policies.resourcePolicyOf(check.resource));
+    if (verdict.allowed !== expectAllowed) {
+      const context = Object.keys(check.context).length ? ` ${JSON.stringify(check.context)}` : '';
+      problems.push(`${world.name}: ${caller.name}, ${check.why}: ${check.action} on ${check.resource}${context} is ${verdict.result}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''}`);
+    }
+  }
+  return problems;
+}
+
+before(async () => {
+  for (const world of worlds) {
+    const start = recordedRequests().length;
+    const variables = (id: string) => world.policies.functions.get(id)!.variables;
+    const { rawBucket, curatedBucket } = world.synthesized.stack.lake;
+    await driveFunctions(
+      { fetch: variables(world.functionIds.fetch), parse: variables(world.functionIds.parse), freshness: variables(world.functionIds.freshness) },
+      { raw: world.template.resolve(world.synthesized.stack.resolve(rawBucket.bucketName)), curated: world.template.resolve(world.synthesized.stack.resolve(curatedBucket.bucketName)) },
+    );
+    recorded.set(world.name, recordedRequests().slice(start));
+  }
+});
+
+describe('every AWS request of the functions, evaluated by iam-simulate', () => {
+  it('records requests of each function in each environment', (t) => {
+    for (const world of worlds) {
+      const requests = recorded.get(world.name)!;
+      const counts = FUNCTION_CALLERS.map((c) => `${c} ${requests.filter((r) => r.caller === c).length}`);
+      if (process.env.IAM_DEBUG) for (const r of requests) t.diagnostic(`${r.caller} ${r.service} ${r.operation} ${JSON.stringify(r.input).slice(0, 200)}`);
+      t.diagnostic(`${world.name}: ${counts.join(', ')} requests recorded`);
+      for (const caller of FUNCTION_CALLERS) assert.ok(requests.some((r) => r.caller === caller), `${world.name}: the ${caller} function made no AWS request`);
+    }
+  });
+
+  it('allows every one of them, in every shipped environment and in a governed one', async () => {
+    const problems: string[] = [];
+    for (const world of worlds) {
+      const requests = recorded.get(world.name)!;
+      for (const callerName of FUNCTION_CALLERS) {
+        const checks = requests.filter((r) => r.caller === callerName).flatMap((r) => checksOf(r, world.policies));
+        problems.push(...(await problemsOf(world, world.caller(callerName), checks, true)));
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+});
