@@ -7,6 +7,8 @@ import { checksOf, type IamCheck } from './actions.js';
 import { driveFunctions } from './drive-functions.js';
 import { evaluate, type Caller } from './evaluate.js';
 import { FUNCTION_CALLERS, stackWorld, type StackWorld } from './stack-world.js';
+import { analystQuery, athenaMappers } from './athena.js';
+import { deniedRequests } from './denied.js';
 
 /**
  * Issue 44, item 2: every permission the pipeline uses, proved by an IAM evaluator that is not ours
@@ -46,7 +48,8 @@ async function problemsOf(world: StackWorld, caller: Caller, checks: IamCheck[],
     if (seen.has(key)) continue;
     seen.add(key);
     const verdict = await evaluate(caller, check, world.policies.resourcePolicyOf(check.resource));
-    if (verdict.allowed !== expectAllowed) {
+    // A simulation that could not run (a policy or request iam-simulate refuses) proves nothing either way.
+    if (verdict.allowed !== expectAllowed || verdict.result === 'error') {
       const context = Object.keys(check.context).length ? ` ${JSON.stringify(check.context)}` : '';
       problems.push(`${world.name}: ${caller.name}, ${check.why}: ${check.action} on ${check.resource}${context} is ${verdict.result}${verdict.reasons.length ? `: ${verdict.reasons.join('; ')}` : ''}`);
     }
@@ -86,6 +89,31 @@ describe('every AWS request of the functions, evaluated by iam-simulate', () => 
         const checks = requests.filter((r) => r.caller === callerName).flatMap((r) => checksOf(r, world.policies));
         problems.push(...(await problemsOf(world, world.caller(callerName), checks, true)));
       }
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("the analysts' queries, evaluated by iam-simulate", () => {
+  it('allows a query in the workgroup: Athena reading the catalog, the tables and the lake key, writing and reading the result', async () => {
+    const problems: string[] = [];
+    for (const world of worlds) {
+      const athena = athenaMappers(world.template, world.policies.bucketKeyOf);
+      const checks = analystQuery(world.template).flatMap((r) => checksOf(r, world.policies, athena));
+      assert.ok(checks.some((c) => c.action === 'glue:GetTable') && checks.some((c) => c.action === 'kms:Decrypt'), 'the query reads the catalog and decrypts');
+      problems.push(...(await problemsOf(world, world.analyst, checks, true)));
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe('requests no role may make, evaluated by iam-simulate', () => {
+  it('denies each: a role reading a bucket or a secret it does not need, the analysts writing anything or reading raw files', async (t) => {
+    const problems: string[] = [];
+    for (const world of worlds) {
+      const denied = deniedRequests(world);
+      if (world.name === 'production') t.diagnostic(`${denied.length} denied requests, each in every environment: ${denied.map((d) => `${d.caller.name.split(' ')[0]} ${d.check.why}`).join('; ')}`);
+      for (const { caller, check } of denied) problems.push(...(await problemsOf(world, caller, [check], false)));
     }
     assert.deepEqual(problems, []);
   });

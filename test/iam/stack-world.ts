@@ -29,7 +29,12 @@ export interface StackWorld {
   caller(name: FunctionCaller): Caller;
   /** A role of the stack by logical id, as a caller. */
   roleCaller(roleId: string, name?: string): Caller;
+  /** An analysts' role with the stack's analysts' policy attached (docs/deploy.md, step 9). */
+  analyst: Caller;
 }
+
+/** The role `analystRoleArns` would name; any role with the policy is the same to IAM. */
+export const ANALYST_ROLE_ARN = 'arn:aws:iam::123456789012:role/finance-analysts';
 
 export function stackWorld(name: string, config: EnvironmentConfig, boundaryArn?: string): StackWorld {
   const synthesized = synthPipeline(config);
@@ -52,8 +57,10 @@ export function stackWorld(name: string, config: EnvironmentConfig, boundaryArn?
       ...(role.boundaryArn ? { boundary: BOUNDARY } : {}),
     };
   };
+  const [analystPolicyId, analystPolicy] = Object.entries(template.resources).find(([, r]) => r.Type === 'AWS::IAM::ManagedPolicy')!;
   return {
     name,
+    analyst: { name: 'analyst (finance-analysts)', principal: ANALYST_ROLE_ARN, identityPolicies: [{ name: analystPolicyId, policy: template.resolve(analystPolicy.Properties!.PolicyDocument) }] },
     synthesized,
     template,
     policies,
