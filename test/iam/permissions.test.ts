@@ -9,6 +9,7 @@ import { evaluate, type Caller } from './evaluate.js';
 import { FUNCTION_CALLERS, stackWorld, type StackWorld } from './stack-world.js';
 import { analystQuery, athenaMappers } from './athena.js';
 import { deniedRequests } from './denied.js';
+import { serviceRequests } from './service-paths.js';
 
 /**
  * Issue 44, item 2: every permission the pipeline uses, proved by an IAM evaluator that is not ours
@@ -114,6 +115,20 @@ describe('requests no role may make, evaluated by iam-simulate', () => {
       const denied = deniedRequests(world);
       if (world.name === 'production') t.diagnostic(`${denied.length} denied requests, each in every environment: ${denied.map((d) => `${d.caller.name.split(' ')[0]} ${d.check.why}`).join('; ')}`);
       for (const { caller, check } of denied) problems.push(...(await problemsOf(world, caller, [check], false)));
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("AWS services' own paths into the stack, evaluated by iam-simulate", () => {
+  it('allows CloudWatch to the alarm topic and its key, S3 to the parse queue, the Scheduler to each queue and function, Lambda to its queues', async (t) => {
+    const problems: string[] = [];
+    for (const world of worlds) {
+      const requests = serviceRequests(world);
+      const paths = new Set(requests.map((r) => r.path.split(':')[0]!.split(' ')[0]));
+      assert.deepEqual([...paths].sort(), ['CloudWatch', 'Lambda', 'S3', 'Scheduler'], `${world.name}: every kind of path is found`);
+      t.diagnostic(`${world.name}: ${requests.length} checks over ${new Set(requests.map((r) => r.path)).size} service paths`);
+      for (const { caller, check } of requests) problems.push(...(await problemsOf(world, caller, [check], true)));
     }
     assert.deepEqual(problems, []);
   });
