@@ -10,6 +10,8 @@ import { FUNCTION_CALLERS, stackWorld, type StackWorld } from './stack-world.js'
 import { analystQuery, athenaMappers } from './athena.js';
 import { deniedRequests } from './denied.js';
 import { serviceRequests } from './service-paths.js';
+import { driveOperator } from './drive-cli.js';
+import { OPERATOR } from './stack-world.js';
 
 /**
  * Issue 44, item 2: every permission the pipeline uses, proved by an IAM evaluator that is not ours
@@ -67,6 +69,8 @@ before(async () => {
       { fetch: variables(world.functionIds.fetch), parse: variables(world.functionIds.parse), freshness: variables(world.functionIds.freshness) },
       { raw: world.template.resolve(world.synthesized.stack.resolve(rawBucket.bucketName)), curated: world.template.resolve(world.synthesized.stack.resolve(curatedBucket.bucketName)) },
     );
+    // The deployed commands read an environment file: the shipped environments only.
+    if (world.name !== 'governed') await driveOperator(world);
     recorded.set(world.name, recordedRequests().slice(start));
   }
 });
@@ -129,6 +133,23 @@ describe("AWS services' own paths into the stack, evaluated by iam-simulate", ()
       assert.deepEqual([...paths].sort(), ['CloudWatch', 'Lambda', 'S3', 'Scheduler'], `${world.name}: every kind of path is found`);
       t.diagnostic(`${world.name}: ${requests.length} checks over ${new Set(requests.map((r) => r.path)).size} service paths`);
       for (const { caller, check } of requests) problems.push(...(await problemsOf(world, caller, [check], true)));
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe("the operator's deployed commands (status, backfill --deployed, reparse --environment), evaluated by iam-simulate", () => {
+  it("allows each of their requests under docs/policies/operator.json and the analysts' policy, in each shipped environment", async (t) => {
+    const problems: string[] = [];
+    for (const world of worlds.filter((w) => w.name !== 'governed')) {
+      const requests = recorded.get(world.name)!.filter((r) => r.caller === 'operator');
+      const operations = new Set(requests.map((r) => `${r.service} ${r.operation}`));
+      t.diagnostic(`${world.name}: operator ${requests.length} requests, ${operations.size} operations: ${[...operations].sort().join(', ')}`);
+      for (const expected of ['cloudformation DescribeStacks', 'lambda Invoke', 'athena StartQueryExecution', 's3 ListObjectVersions']) assert.ok(operations.has(expected), `${world.name}: ${expected}`);
+      const athena = athenaMappers(world.template, world.policies.bucketKeyOf);
+      const checks = requests.flatMap((r) => checksOf(r, world.policies, athena));
+      const caller = { ...OPERATOR, identityPolicies: [...OPERATOR.identityPolicies, ...world.analyst.identityPolicies] };
+      problems.push(...(await problemsOf(world, caller, checks, true)));
     }
     assert.deepEqual(problems, []);
   });

@@ -3,9 +3,9 @@ import type { Cfn } from '../infra/helpers.js';
 /**
  * A synthesized template read as CloudFormation would create it in one sample account and region: every Ref,
  * Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select, Fn::Split and Fn::GetAZs replaced by the value it would have, so the
- * IAM policies become documents an evaluator can read. A resource without a name of its own gets its logical id as
- * its name, as a stand-in for the one CloudFormation would generate; a secret's ARN gets the six random characters
- * Secrets Manager appends.
+ * IAM policies become documents an evaluator can read. A resource without a name of its own gets one shaped like
+ * CloudFormation's (stack name, logical id, a random suffix), so a policy matching on names is read as in AWS; a
+ * secret's ARN gets the six random characters Secrets Manager appends.
  */
 
 export const SAMPLE = { account: '123456789012', region: 'eu-central-1', partition: 'aws' } as const;
@@ -35,15 +35,17 @@ export function resolveTemplate(template: { Resources: Resources }, stackName: s
     'AWS::NoValue': undefined,
   };
   const props = (id: string) => resources[id]?.Properties ?? {};
-  const named = (id: string, prop: string) => (props(id)[prop] !== undefined ? String(resolve(props(id)[prop])) : id);
+  /** CloudFormation's name for a resource without one: the stack's name, the logical id and a random suffix. */
+  const generated = (id: string, max = 64) => `${stackName}-${id.slice(0, Math.max(1, max - stackName.length - 14))}-1A2B3C4D5E6F`;
+  const named = (id: string, prop: string) => (props(id)[prop] !== undefined ? String(resolve(props(id)[prop])) : generated(id));
 
   function nameOf(id: string): string {
     const type = resources[id]?.Type;
     switch (type) {
       case 'AWS::S3::Bucket':
-        return named(id, 'BucketName').toLowerCase();
+        return (props(id).BucketName !== undefined ? named(id, 'BucketName') : generated(id, 63)).toLowerCase();
       case 'AWS::SQS::Queue':
-        return props(id).QueueName !== undefined ? named(id, 'QueueName') : `${id}${props(id).FifoQueue ? '.fifo' : ''}`;
+        return props(id).QueueName !== undefined ? named(id, 'QueueName') : `${generated(id)}${props(id).FifoQueue ? '.fifo' : ''}`;
       case 'AWS::SNS::Topic':
         return named(id, 'TopicName');
       case 'AWS::Lambda::Function':

@@ -16,6 +16,14 @@ import { resolveTemplate, type ResolvedTemplate } from './resolve.js';
 export const BOUNDARY_FILE = 'docs/policies/permissions-boundary.json';
 export const BOUNDARY: NamedPolicy = { name: BOUNDARY_FILE, policy: JSON.parse(readFileSync(projectPath(BOUNDARY_FILE), 'utf8')) };
 
+/** The policy docs/deploy.md gives the person who runs the deployed commands, beside the analysts' policy. */
+export const OPERATOR_FILE = 'docs/policies/operator.json';
+export const OPERATOR: Caller = {
+  name: `operator (${OPERATOR_FILE} and the analysts' policy)`,
+  principal: 'arn:aws:iam::123456789012:role/payments-operator',
+  identityPolicies: [{ name: OPERATOR_FILE, policy: JSON.parse(readFileSync(projectPath(OPERATOR_FILE), 'utf8')) }],
+};
+
 export const FUNCTION_CALLERS = ['fetch', 'parse', 'freshness'] as const;
 export type FunctionCaller = (typeof FUNCTION_CALLERS)[number];
 
