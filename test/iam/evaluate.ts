@@ -13,6 +13,8 @@ import { SAMPLE } from './resolve.js';
 export interface Caller {
   /** How a failure names the caller: "fetch (FetchRole3CDE281A)". */
   name: string;
+  /** The role's logical id, when the caller is a role of the stack. */
+  roleId?: string;
   /** A role's ARN, or a service principal ("cloudwatch.amazonaws.com"). */
   principal: string;
   identityPolicies: NamedPolicy[];

@@ -12,6 +12,9 @@ import { deniedRequests } from './denied.js';
 import { serviceRequests } from './service-paths.js';
 import { driveOperator } from './drive-cli.js';
 import { OPERATOR } from './stack-world.js';
+import { unusedGrants, type UnusedGrant } from './unused.js';
+import { readFileSync } from 'node:fs';
+import { projectPath } from '../../lib/constructs/pipeline-function.js';
 
 /**
  * Issue 44, item 2: every permission the pipeline uses, proved by an IAM evaluator that is not ours
@@ -41,9 +44,17 @@ const worlds: StackWorld[] = [
   ),
 ];
 const recorded = new Map<string, RecordedRequest[]>();
+/** Every check evaluated for a role of the stack, by environment and role: what the role's grants are held against. */
+const checksOfRole = new Map<string, IamCheck[]>();
+const noteChecks = (world: StackWorld, caller: Caller, checks: IamCheck[]) => {
+  if (!caller.roleId) return;
+  const key = `${world.name} ${caller.roleId}`;
+  checksOfRole.set(key, [...(checksOfRole.get(key) ?? []), ...checks]);
+};
 
 /** A failed check as the failure names it: the environment, the caller, the request, the action and what decided. */
 async function problemsOf(world: StackWorld, caller: Caller, checks: IamCheck[], expectAllowed: boolean): Promise<string[]> {
+  if (expectAllowed) noteChecks(world, caller, checks);
   const problems: string[] = [];
   const seen = new Set<string>();
   for (const check of checks) {
@@ -152,5 +163,31 @@ describe("the operator's deployed commands (status, backfill --deployed, reparse
       problems.push(...(await problemsOf(world, caller, checks, true)));
     }
     assert.deepEqual(problems, []);
+  });
+});
+
+/** A role as docs/deploy.md names it: its construct's logical id without CDK's hash ("FetchRole"). */
+const roleName = (logicalId: string) => logicalId.replace(/[0-9A-F]{8}$/, '');
+
+describe('what each role may do that no recorded request uses', () => {
+  it('is listed in docs/deploy.md, per role, with its reason', (t) => {
+    const unused = new Map<string, UnusedGrant>();
+    for (const world of worlds) {
+      for (const [key, checks] of checksOfRole) {
+        const [name, roleId] = key.split(' ') as [string, string];
+        if (name !== world.name) continue;
+        for (const u of unusedGrants(world.policies.roles.get(roleId)!, checks)) unused.set(`${roleName(u.role)} ${u.action}`, u);
+      }
+    }
+    const lines = [...unused.keys()].sort();
+    t.diagnostic(`allowed but unused, over every environment: ${lines.join('; ')}`);
+    const deploy = readFileSync(projectPath('docs/deploy.md'), 'utf8');
+    const section = deploy.slice(deploy.indexOf('### Granted but not called'));
+    const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+    const missing = lines.filter((l) => {
+      const [role, action] = l.split(' ');
+      return !rows.some((r) => r.startsWith(`| \`${role}\``) && r.includes(`\`${action}\``));
+    });
+    assert.deepEqual(missing, [], 'each in the table of docs/deploy.md "Granted but not called", in its role\'s row');
   });
 });

@@ -60,6 +60,7 @@ export function stackWorld(name: string, config: EnvironmentConfig, boundaryArn?
     if (role.boundaryArn && role.boundaryArn !== boundaryArn) throw new Error(`${roleId} has the boundary ${role.boundaryArn}, not the test's ${boundaryArn}`);
     return {
       name: `${callerName} (${roleId})`,
+      roleId,
       principal: role.arn,
       identityPolicies: role.identityPolicies,
       ...(role.boundaryArn ? { boundary: BOUNDARY } : {}),
