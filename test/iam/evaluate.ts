@@ -56,7 +56,13 @@ export async function evaluate(caller: Caller, check: IamCheck, resourcePolicy: 
   const results = response.resultType === 'single' ? [response.result] : response.results;
   const reasons = results.flatMap((r) =>
     getDenialReasons(r.analysis).map((d) => {
-      const policy = d.policyType === 'resource' ? resourcePolicy?.name : 'policyIdentifier' in d ? d.policyIdentifier : 'identifier' in d ? d.identifier : undefined;
+      const named = 'policyIdentifier' in d ? d.policyIdentifier : 'identifier' in d ? d.identifier : undefined;
+      const policy =
+        d.policyType === 'resource'
+          ? resourcePolicy?.name
+          : d.policyType === 'pb'
+            ? `(the permissions boundary) ${caller.boundary?.name}`
+            : (named ?? (d.policyType === 'identity' ? caller.identityPolicies.map((p) => p.name).join(', ') : undefined));
       const statement = d.denialType === 'Explicit' ? ` statement ${d.statementId ?? `#${d.statementIndex}`}` : ': no statement allows it';
       return `${d.denialType.toLowerCase()} deny by ${d.policyType}${policy ? ` ${policy}` : ''}${statement}`;
     }),

@@ -166,6 +166,29 @@ describe("the operator's deployed commands (status, backfill --deployed, reparse
   });
 });
 
+describe('the permissions boundary of docs/policies/permissions-boundary.json', () => {
+  it("allows every action any role of the governed environment is granted, CDK's helper roles included", async () => {
+    const world = worlds.find((w) => w.name === 'governed')!;
+    const problems: string[] = [];
+    const bounded = [...world.policies.roles.values()].filter((r) => r.boundaryArn);
+    assert.equal(bounded.length, world.policies.roles.size, 'every role has the boundary');
+    for (const role of bounded) {
+      const checks = role.identityPolicies.flatMap(({ policy }) =>
+        ((policy.Statement ?? []) as Array<{ Effect: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown }>)
+          // A conditional grant is held by the requests that meet its condition, above.
+          .filter((st) => st.Effect === 'Allow' && !st.Condition)
+          .flatMap((st) => [st.Action].flat().flatMap((action) => [st.Resource].flat().map((resource): IamCheck => ({ action, resource, context: {}, why: 'granted by its own policy' })))),
+      );
+      // The target's resource policy too: a KMS key allows nothing its key policy does not delegate.
+      for (const check of checks) {
+        const verdict = await evaluate(world.roleCaller(role.logicalId), check, world.policies.resourcePolicyOf(check.resource));
+        if (!verdict.allowed) problems.push(`${role.logicalId}: ${check.action} on ${check.resource} is ${verdict.result}: ${verdict.reasons.join('; ')}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
 /** A role as docs/deploy.md names it: its construct's logical id without CDK's hash ("FetchRole"). */
 const roleName = (logicalId: string) => logicalId.replace(/[0-9A-F]{8}$/, '');
 
