@@ -199,7 +199,7 @@ export class Fetch extends Construct {
     const writes = objectWrite(props.rawBucket, [RAW_PREFIX], { tagging: true });
     props.egress?.s3Endpoint?.addToPolicy(
       new iam.PolicyStatement({
-        principals: [new iam.AnyPrincipal()],
+        principals: [new iam.StarPrincipal()],
         actions: writes.actions,
         resources: writes.resourceArns,
         conditions: { ArnEquals: { 'aws:PrincipalArn': this.function.role.roleArn } },

@@ -135,7 +135,7 @@ export class Parse extends Construct {
       },
     });
     const fn = this.function.function;
-    grantObjectRead(fn, props.rawBucket, [PREFIX.raw]);
+    grantObjectRead(fn, props.rawBucket, [PREFIX.raw], { versions: true });
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
     // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts), and a failed load

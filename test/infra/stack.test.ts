@@ -111,7 +111,7 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(
         s3.map((s) => [[s.Action].flat().join(','), JSON.stringify(s.Resource), JSON.stringify(s.Condition ?? null)]),
         [
-          ['s3:GetObject,s3:GetObjectVersion', JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [curated, 'Arn'] }, '/manifests/*']] }), 'null'],
+          ['s3:GetObject', JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [curated, 'Arn'] }, '/manifests/*']] }), 'null'],
           ['s3:ListBucket', JSON.stringify({ 'Fn::GetAtt': [curated, 'Arn'] }), JSON.stringify({ StringLike: { 's3:prefix': ['manifests/*'] } })],
         ],
       );
