@@ -214,15 +214,20 @@ export class Alarms extends Construct {
     );
   }
 
-  /** CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only). */
+  /**
+   * CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it. The statement is
+   * the one AWS's SNS guide gives for AWS services publishing to encrypted topics ("Enable compatibility between
+   * event sources from AWS services and encrypted topics"), word for word: no condition. AWS documents no
+   * aws:SourceAccount or aws:SourceArn on CloudWatch's KMS requests, and a condition they do not carry would
+   * drop every alarm notification silently; the topic policy above is what scopes publishing to this stack's alarms.
+   */
   private allowCloudWatchToUseKey(key: kms.IKey): void {
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'AllowCloudWatchAlarmsToPublish',
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        actions: ['kms:GenerateDataKey*', 'kms:Decrypt'],
         resources: ['*'], // in a key policy "*" means this key
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     );
   }

@@ -49,7 +49,8 @@ export function serviceRequests(world: StackWorld): ServiceRequest[] {
       const path = `CloudWatch alarm ${name} -> ${topicId}`;
       add(path, service('cloudwatch.amazonaws.com'), 'sns:Publish', arnOf(topicId), source);
       const key = keyOf(topicId);
-      if (key) for (const action of ['kms:GenerateDataKey', 'kms:Decrypt']) add(`${path}: the topic's key`, service('cloudwatch.amazonaws.com'), action, key, source);
+      // AWS documents no source context on CloudWatch's KMS requests: the key must allow them with none.
+      if (key) for (const action of ['kms:GenerateDataKey', 'kms:Decrypt']) add(`${path}: the topic's key`, service('cloudwatch.amazonaws.com'), action, key, {});
     }
   }
   for (const [, n] of ofType('Custom::S3BucketNotifications')) {

@@ -72,6 +72,14 @@ describe('Alarms', () => {
     template.hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
     });
+    // AWS's statement for services publishing to encrypted topics, as written: a condition CloudWatch's KMS
+    // requests do not carry would drop every notification without an error anywhere.
+    const keyStatements = Object.values(resourcesOf(template, 'AWS::KMS::Key')).flatMap((k) => (k.Properties as Cfn).KeyPolicy.Statement as Cfn[]);
+    const forCloudWatch = keyStatements.filter((s) => s.Principal?.Service === 'cloudwatch.amazonaws.com');
+    assert.equal(forCloudWatch.length, 1);
+    assert.deepEqual([...forCloudWatch[0].Action].sort(), ['kms:Decrypt', 'kms:GenerateDataKey*']);
+    assert.equal(forCloudWatch[0].Resource, '*');
+    assert.equal(forCloudWatch[0].Condition, undefined);
   });
 
   it('lets CloudWatch alarms of this account, and nothing else, publish beside the TLS deny', () => {
