@@ -1,0 +1,41 @@
+import { Stack } from 'aws-cdk-lib';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { AlarmChannel, ChannelKind, ChannelOf } from '../../environment/alarm-channels.js';
+import { AlarmChat } from './alarm-chat.js';
+import { CHANNEL_RESOURCES, type ChannelScope } from './channel-resources.js';
+
+export interface AlarmChannelsProps {
+  readonly environment: string;
+  /** The alarm topic (lib/constructs/alarms.ts): every channel hears it. */
+  readonly topic: sns.ITopic;
+  /** The environment's `alarmChannels`, older `alarmEmails` and `alarmChat` included. */
+  readonly channels: readonly AlarmChannel[];
+}
+
+/**
+ * Every channel of the environment subscribed to the alarm topic, each as its kind's entry of CHANNEL_RESOURCES
+ * makes it. The chat configurations keep the stack-level id "AlarmChat" they had before the channel list, so an
+ * update does not replace them.
+ */
+export class AlarmChannels extends Construct {
+  /** With a Slack or Teams channel: their configurations and the role the chat service assumes. */
+  chat?: AlarmChat;
+
+  constructor(scope: Construct, id: string, props: AlarmChannelsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const channelScope: ChannelScope = {
+      environment: props.environment,
+      topic: props.topic,
+      construct: this,
+      chat: () => (this.chat ??= new AlarmChat(stack, 'AlarmChat', { environment: props.environment, topic: props.topic })),
+    };
+    for (const channel of props.channels) subscribe(channelScope, channel);
+  }
+}
+
+/** Dispatches a channel to its kind's entry: the entry sees exactly its kind's fields. */
+function subscribe<K extends ChannelKind>(scope: ChannelScope, channel: ChannelOf<K>): void {
+  (CHANNEL_RESOURCES[channel.kind] as (scope: ChannelScope, channel: ChannelOf<K>) => unknown)(scope, channel);
+}
