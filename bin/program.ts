@@ -203,7 +203,7 @@ function addReparse(program: Command): void {
 function addStatus(program: Command): void {
   program
     .command('status')
-    .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
+    .description('after a deploy: what is in place and what is left to do (secret, alarm channels, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
     .option('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
     .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
     .option('--lake [dir]', 'the local lake instead (default ./.lake): per report the newest windows loaded, findings of the last 7 days, stale partitions, rejects')
