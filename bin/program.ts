@@ -220,6 +220,22 @@ function addStatus(program: Command): void {
     });
 }
 
+function addAlarms(program: Command): void {
+  const alarms = program.command('alarms').description('the alarms of a deployed environment and who hears them (its alarmChannels)');
+  alarms
+    .command('test')
+    .description(
+      'a test page: sets one alarm of the environment to ALARM for a moment (CloudWatch SetAlarmState), says which channels should receive it, and sets it back (your AWS credentials)',
+    )
+    .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), deployed')
+    .option('--region <region>', "the AWS region (default: the environment's, or from the environment or profile)")
+    .option('--dry-run', 'say which alarm and which channels, and set nothing')
+    .action(async (opts: { environment: string; region?: string; dryRun?: boolean }) => {
+      const { runAlarmsTestCommand } = await import('../local/alarms/alarms-test.js');
+      process.exitCode = await runAlarmsTestCommand(opts);
+    });
+}
+
 /** A new program each call: a test may replace every action and parse many command lines. */
 export function buildProgram(): Command {
   const program = new Command('reports')
@@ -235,5 +251,6 @@ export function buildProgram(): Command {
   addBackfill(program);
   addReparse(program);
   addStatus(program);
+  addAlarms(program);
   return program;
 }
