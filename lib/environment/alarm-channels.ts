@@ -38,10 +38,13 @@ const SECRET_NAME = /^[A-Za-z0-9/_+=.@-]{1,512}$/;
  * file's copy is what is checked and shown, as "PagerDuty (integration …cdef)".
  */
 const integrationFields = (rule: IntegrationRule) => ({
-  integrationUrl: z.string().superRefine((url, ctx) => {
-    const problem = integrationUrlProblem(rule, url);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }),
+  integrationUrl: z
+    .string()
+    .superRefine((url, ctx) => {
+      const problem = integrationUrlProblem(rule, url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(`${rule.label}'s CloudWatch integration URL: ${rule.example}`),
   secret: z
     .string()
     .regex(SECRET_NAME, 'must be a Secrets Manager secret name (letters, digits and / _ + = . @ -)')

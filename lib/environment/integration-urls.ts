@@ -64,7 +64,7 @@ export function integrationUrlProblem(rule: IntegrationRule, text: string): stri
     return `is not a URL: ${rule.where} (${rule.example})`;
   }
   if (url.protocol !== 'https:') return `must be https://: SNS would send the alarms, and the key in the URL, in clear (${rule.example})`;
-  if (!rule.hosts.includes(url.hostname)) return `is not a ${rule.label} URL (host ${url.hostname}): ${rule.where} (${rule.example})`;
+  if (!rule.hosts.includes(url.hostname)) return `is not a URL of ${rule.label} (host ${url.hostname}): ${rule.where} (${rule.example})`;
   const mistake = rule.knownMistake(url);
   if (mistake) return `${mistake}: ${rule.where} (${rule.example})`;
   if (!rule.keyOf(url)) return `is not the shape of a ${rule.label} CloudWatch integration URL: ${rule.where} (${rule.example})`;
