@@ -6,7 +6,7 @@ import { before, describe, it } from 'node:test';
 import ts from 'typescript';
 
 /**
- * Each variant (a signature method, a content coding, a fault mode, a body-signing rule) is named in one list
+ * Each variant (a signature method, a content coding, a fault mode, a body-signing rule, an alarm channel kind) is named in one list
  * and handled by tables keyed by that list (`satisfies Record<Kind, …>`) and switches that end in `never`.
  * This proves it the way a maintainer meets it: the list with one member more and nothing else changed must
  * not type-check, and the errors must name the tables and switches to fill in. The type checker runs in
@@ -32,6 +32,9 @@ const ROOTS = [
   'functions/core/definitions/table-schema.ts',
   'functions/core/definitions/infer-column-type.ts',
   'local/simulator/definition-rows.ts',
+  'lib/environment/alarm-channels.ts',
+  'lib/constructs/alarm-channels/alarm-channels.ts',
+  'local/alarms/subscription-names.ts',
 ];
 
 /**
@@ -183,6 +186,36 @@ describe('a variant named in its list without its entries does not compile', { t
     assert.deepEqual(filesOf(errors), [...new Set(incompleteTables(errors).map((t) => t.replace(/: .*$/, '')))].sort(), shown(errors));
     assert.ok(errors.every((e) => e.code === 1360 || /money|cannot be used to index|is not assignable to type 'never'/.test(e.message)), shown(errors));
   });
+
+  it('a sixth alarm channel kind: its fields and naming, its resources in the stack, how status shows its subscription', () => {
+    const errors = typeErrors([{ file: 'lib/environment/alarm-channels.ts', after: 'export const CHANNEL_KINDS = [', insert: "'webhook', " }]);
+    assert.deepEqual(
+      incompleteTables(errors),
+      [
+        'lib/constructs/alarm-channels/channel-resources.ts: CHANNEL_RESOURCES',
+        'lib/environment/alarm-channels.ts: CHANNELS',
+        'local/alarms/subscription-names.ts: SUBSCRIPTION_NAMES',
+      ],
+      shown(errors),
+    );
+    // Beside the three tables, only lookups of an entry by kind: in the kinds' own file, and the stack's dispatch.
+    const tableFiles = incompleteTables(errors).map((t) => t.replace(/: .*$/, ''));
+    assert.deepEqual(filesOf(errors), [...new Set([...tableFiles, 'lib/constructs/alarm-channels/alarm-channels.ts'])].sort(), shown(errors));
+    assert.ok(errors.every((e) => e.code === 1360 || /webhook|cannot be used to index|does not satisfy|is not assignable/.test(e.message)), shown(errors));
+  });
+
+  /** One entry of each table the pagerduty kind needed: without it, that table alone fails. */
+  const PAGERDUTY_ENTRIES = [
+    ['lib/environment/alarm-channels.ts', '  pagerduty: entry({\n', 'CHANNELS'],
+    ['lib/constructs/alarm-channels/channel-resources.ts', '  pagerduty: (scope, channel) => integrationSubscription(scope, channel),\n', 'CHANNEL_RESOURCES'],
+    ['local/alarms/subscription-names.ts', '  pagerduty: integration(PAGERDUTY),\n', 'SUBSCRIPTION_NAMES'],
+  ] as const;
+  for (const [file, remove, table] of PAGERDUTY_ENTRIES.slice(1)) {
+    it(`pagerduty without its ${table} entry (${file}) does not compile there`, () => {
+      const errors = typeErrors([{ file, remove }]);
+      assert.deepEqual(incompleteTables(errors), [`${file}: ${table}`], shown(errors));
+    });
+  }
 
   /** One line of each table the boolean kind needed: without it, that table alone fails. */
   const BOOLEAN_ENTRIES = [

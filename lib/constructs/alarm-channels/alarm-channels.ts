@@ -1,7 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import type { AlarmChannel, ChannelKind, ChannelOf } from '../../environment/alarm-channels.js';
+import type { AlarmChannel } from '../../environment/alarm-channels.js';
 import { AlarmChat } from './alarm-chat.js';
 import { CHANNEL_RESOURCES, type ChannelScope } from './channel-resources.js';
 
@@ -35,7 +35,8 @@ export class AlarmChannels extends Construct {
   }
 }
 
-/** Dispatches a channel to its kind's entry: the entry sees exactly its kind's fields. */
-function subscribe<K extends ChannelKind>(scope: ChannelScope, channel: ChannelOf<K>): void {
-  (CHANNEL_RESOURCES[channel.kind] as (scope: ChannelScope, channel: ChannelOf<K>) => unknown)(scope, channel);
+/** Dispatches a channel to its kind's entry, which is handed only channels of its own kind. */
+function subscribe(scope: ChannelScope, channel: AlarmChannel): void {
+  const make = CHANNEL_RESOURCES[channel.kind] as unknown as (scope: ChannelScope, channel: AlarmChannel) => unknown;
+  make(scope, channel);
 }
