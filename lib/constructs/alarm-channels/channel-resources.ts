@@ -1,8 +1,8 @@
-import { SecretValue } from 'aws-cdk-lib';
+import { Annotations, SecretValue } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { integrationSecretName, type ChannelKind, type ChannelOf } from '../../environment/alarm-channels.js';
+import { integrationSecretName, shownChannel, type ChannelKind, type ChannelOf } from '../../environment/alarm-channels.js';
 import type { AlarmChat } from './alarm-chat.js';
 
 /** What a channel's resources are made in: the alarm topic, and the chat configurations' construct (made on first use). */
@@ -36,6 +36,12 @@ export const CHANNEL_RESOURCES = {
  */
 function integrationSubscription(scope: ChannelScope, channel: ChannelOf<'pagerduty'> | ChannelOf<'opsgenie'>): sns.Subscription {
   const secretName = integrationSecretName(scope.environment, channel);
+  // CloudFormation reads the secret at deploy time and fails the deploy if it is not there: say so at synth, keyless.
+  Annotations.of(scope.construct).addWarningV2(
+    `paynet-reports:alarmChannelSecret:${secretName}`,
+    `${shownChannel(channel)} of "${scope.environment}" is subscribed with the URL in the Secrets Manager secret "${secretName}", read at deploy: ` +
+      'create it first, holding the integration URL (docs/deploy.md, "Alarms and who hears them"); acknowledge this warning once it exists.',
+  );
   // The id from the secret's name: stable while the entry names the same secret, whatever its place in the list.
   return new sns.Subscription(scope.construct, `${channel.kind}-${secretName.replace(/[^A-Za-z0-9]/g, '-')}`, {
     topic: scope.topic,
