@@ -54,7 +54,21 @@ const COMMANDS: string[][] = [
   ['backfill', '--deployed', '--environment', 'test', '--function-name', 'fetch', '--from', '2026-11-01', '--to', '2026-11-02'],
 ];
 
-const mocks = [CloudFormationClient, SNSClient, CloudWatchClient, SecretsManagerClient, S3Client, SchedulerClient, SQSClient, AthenaClient, LambdaClient].map((c) => mockClient(c));
+const cloudFormation = mockClient(CloudFormationClient);
+const sns = mockClient(SNSClient);
+const cloudWatch = mockClient(CloudWatchClient);
+// Every other client a command may make: each call refused, as without the permission.
+const mocks = [
+  cloudFormation,
+  sns,
+  cloudWatch,
+  mockClient(SecretsManagerClient),
+  mockClient(S3Client),
+  mockClient(SchedulerClient),
+  mockClient(SQSClient),
+  mockClient(AthenaClient),
+  mockClient(LambdaClient),
+];
 
 /** One command line through the program as bin/reports.ts runs it, everything it prints (and its error) as text. */
 async function output(argv: string[]): Promise<string> {
@@ -91,17 +105,18 @@ describe('no integration key in the open', () => {
   });
   beforeEach(() => {
     for (const m of mocks) m.reset();
-    for (const m of mocks) m.onAnyCommand().rejects(Object.assign(new Error('not in this test'), { name: 'AccessDeniedException' }));
-    mocks[0]!.on(DescribeStacksCommand).resolves({
+    const refused = () => Object.assign(new Error('not in this test'), { name: 'AccessDeniedException' });
+    for (const m of mocks) (m as { onAnyCommand(): { rejects(e: Error): unknown } }).onAnyCommand().rejects(refused());
+    cloudFormation.on(DescribeStacksCommand).resolves({
       Stacks: [{ StackName: 'PaynetReports-test', StackStatus: 'UPDATE_COMPLETE', CreationTime: new Date(), Outputs: Object.entries(OUTPUTS).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })) }],
     });
-    mocks[1]!.on(ListSubscriptionsByTopicCommand).resolves({
+    sns.on(ListSubscriptionsByTopicCommand).resolves({
       Subscriptions: [
         { Protocol: 'https', Endpoint: PAGERDUTY_URL, SubscriptionArn: `${TOPIC}:1` },
         { Protocol: 'https', Endpoint: OPSGENIE_URL, SubscriptionArn: 'PendingConfirmation' },
       ],
     });
-    mocks[2]!.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'paynet-reports-test-fetch-errors', StateValue: 'OK', AlarmActions: [TOPIC] }] });
+    cloudWatch.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [{ AlarmName: 'paynet-reports-test-fetch-errors', StateValue: 'OK', AlarmActions: [TOPIC] }] });
   });
 
   it('a valid file with every kind: each command runs and prints no key, the integrations shown by their last four characters', async () => {
