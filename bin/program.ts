@@ -203,7 +203,7 @@ function addReparse(program: Command): void {
 function addStatus(program: Command): void {
   program
     .command('status')
-    .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
+    .description('after a deploy: what is in place and what is left to do (secret, alarm channels, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
     .option('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
     .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
     .option('--lake [dir]', 'the local lake instead (default ./.lake): per report the newest windows loaded, findings of the last 7 days, stale partitions, rejects')
@@ -217,6 +217,22 @@ function addStatus(program: Command): void {
       if (!opts.environment) throw new ConfigurationError('Which status? --environment NAME for a deployment (config/environments/<name>.json), or --lake [DIR] for the local lake (default ./.lake).');
       const { runStatusCommand } = await import('../local/cli/status.js');
       process.exitCode = await runStatusCommand({ ...opts, environment: opts.environment });
+    });
+}
+
+function addAlarms(program: Command): void {
+  const alarms = program.command('alarms').description('the alarms of a deployed environment and who hears them (its alarmChannels)');
+  alarms
+    .command('test')
+    .description(
+      'a test page: sets one alarm of the environment to ALARM for a moment (CloudWatch SetAlarmState), says which channels should receive it, and sets it back (your AWS credentials)',
+    )
+    .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), deployed')
+    .option('--region <region>', "the AWS region (default: the environment's, or from the environment or profile)")
+    .option('--dry-run', 'say which alarm and which channels, and set nothing')
+    .action(async (opts: { environment: string; region?: string; dryRun?: boolean }) => {
+      const { runAlarmsTestCommand } = await import('../local/alarms/alarms-test.js');
+      process.exitCode = await runAlarmsTestCommand(opts);
     });
 }
 
@@ -235,5 +251,6 @@ export function buildProgram(): Command {
   addBackfill(program);
   addReparse(program);
   addStatus(program);
+  addAlarms(program);
   return program;
 }

@@ -6,7 +6,8 @@ import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from './environment/environments.js';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
 import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
-import { AlarmChat } from './constructs/alarm-chat.js';
+import type { AlarmChat } from './constructs/alarm-channels/alarm-chat.js';
+import { AlarmChannels } from './constructs/alarm-channels/alarm-channels.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
 import { Catalog } from './constructs/catalog.js';
@@ -51,7 +52,9 @@ export class ReportsPipelineStack extends Stack {
   readonly analysts: Analysts;
   /** With a `network` setting: the VPC, NAT and security group the fetch function calls the gateway from. */
   readonly egress?: Egress;
-  /** With `alarmChat` channels: their configurations, subscribed to the alarm topic. */
+  /** Who hears the alarms: every entry of `alarmChannels`, subscribed to the alarm topic. */
+  readonly alarmChannels: AlarmChannels;
+  /** With Slack or Teams channels: their configurations, subscribed to the alarm topic. */
   readonly alarmChat?: AlarmChat;
   /** The nested stacks holding each report's schedule, table and saved queries (lib/constructs/report-shards.ts). */
   readonly reportShards: ReportShards;
@@ -109,9 +112,8 @@ export class ReportsPipelineStack extends Stack {
     };
     this.alarms = this.addAlarms(c, deadLetterQueues);
     this.freshness.alarmWhenNotRunning(this.alarms.topic);
-    if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
-      this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
-    }
+    this.alarmChannels = new AlarmChannels(this, 'AlarmChannels', { environment: c.name, topic: this.alarms.topic, channels: c.alarmChannels });
+    this.alarmChat = this.alarmChannels.chat;
     this.dashboard = this.addDashboard(c, reports, deadLetterQueues);
 
     this.addOutputs(deadLetterQueues);
@@ -227,7 +229,6 @@ export class ReportsPipelineStack extends Stack {
       deadLetterQueues,
       connections: c.connections.map((k) => k.name),
       key: this.lake.key,
-      emails: c.alarmEmails,
     });
   }
 

@@ -12,12 +12,13 @@ import { DEAD_LETTER_QUEUE } from '../../lib/policies/dead-letters.js';
 import { controlTowerRules, resourceTypesOf, rulesNotApplying } from '../../lib/control-tower/rule-selection.js';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { EVERY_CHANNEL_KIND } from '../helpers/alarm-channels.js';
 import { logicalIdOf, shippedEnvironment, synthPipeline, testConfig, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
  * Issue 33: AWS Control Tower's proactive controls (cfn-guard rules, run at synth by lib/control-tower/checks.ts) over
  * the environments. Two syntheses with every pack: integration (destroy, 30-day logs, no network) and a governed
- * environment with every option a governed account uses (static egress IP, boundary, Object Lock, chat). That they
+ * environment with every option a governed account uses (static egress IP, boundary, Object Lock, every alarm channel kind). That they
  * synthesize at all is the first check: a finding outside lib/control-tower/exemptions.ts fails the synthesis.
  * stack.test.ts and governed-deploy.test.ts synthesize production and the other option sets with the same packs.
  */
@@ -30,7 +31,7 @@ const governed = synthPipeline(
     network: { staticEgressIp: true },
     permissionsBoundaryArn: BOUNDARY,
     raw: { objectLock: { mode: 'COMPLIANCE', days: 400 } },
-    alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] },
+    alarmChannels: EVERY_CHANNEL_KIND,
   }),
   addCompliancePacks,
 );

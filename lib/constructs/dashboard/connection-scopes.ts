@@ -2,11 +2,11 @@ import { Dimension } from '../../../functions/aws/metrics.js';
 import { condition, identifier, labelValueText } from '../../metrics-insights/identifiers.js';
 
 /**
- * Which reports a dashboard query covers. The handlers' metrics carry no `connection` dimension, so a connection is
- * named in a query by its reports (`report = 'a' OR report = 'b'`); a query has a length limit, so a connection with
- * many reports is split into parts, each its own scope. Were a `connection` dimension added to the metrics, a scope
- * would be `connection = 'acme'` (pass `byDimension`), one per connection whatever its size, and the dashboard body
- * would stop growing with the catalog.
+ * Which reports a dashboard query covers. The per-report metrics carry a `connection` dimension (lib/metrics.ts,
+ * functions/aws/metrics.ts), so the dashboard passes `byDimension` (dashboard/insights.ts, HAS_CONNECTION_DIMENSION)
+ * and a scope is `connection = 'acme'`: one per connection whatever its size, and the dashboard body does not grow
+ * with the catalog. Without the dimension a connection is named by its reports (`report = 'a' OR report = 'b'`), and
+ * as a query has a length limit, a connection with many reports is split into parts, each its own scope.
  */
 export interface ConnectionScope {
   readonly connection: string;
