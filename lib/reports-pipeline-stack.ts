@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from './environment/environments.js';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
 import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
+import { isShippedPlaceholder } from './environment/placeholder-hosts.js';
 import { AlarmChat } from './constructs/alarm-chat.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
@@ -117,7 +118,7 @@ export class ReportsPipelineStack extends Stack {
 
   /** One warning per connection still on the shipped placeholder host, naming where its URL is set. */
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
-    const placeholders = c.connections.filter((k) => /\.example$/.test(new URL(k.gateway.endpointUrl).hostname));
+    const placeholders = c.connections.filter((k) => isShippedPlaceholder(k.gateway.endpointUrl));
     for (const k of placeholders) {
       const isDefault = k.name === DEFAULT_CONNECTION;
       const field = isDefault ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
