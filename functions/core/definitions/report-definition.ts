@@ -2,6 +2,7 @@ import iconv from 'iconv-lite';
 import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from '../gateway/body-template.js';
 import { periodProblem } from './period-check.js';
+import { refusalWording } from './refusal-wording.js';
 import { ConfigurationError } from '../errors.js';
 import { connectionName, DEFAULT_CONNECTION } from '../connections/connection.js';
 import { scheduleExpressionProblems } from '../time/schedule-expression.js';
@@ -454,7 +455,8 @@ function withColumnName(raw: unknown, path: readonly PropertyKey[]): string | un
 
 /** Validates a parsed definition; the error names the file, the report and every bad field. */
 export function parseReportDefinition(raw: unknown, file: string): ReportDefinition {
-  const parsed = reportDefinitionSchema.safeParse(raw);
+  // Our words where the schema has none of its own (refusal-wording.ts), never zod's.
+  const parsed = reportDefinitionSchema.safeParse(raw, { error: refusalWording });
   const id = (raw as { id?: unknown } | null)?.id;
   const report = typeof id === 'string' ? `report "${id}"` : 'report (no id)';
   if (!parsed.success) {
