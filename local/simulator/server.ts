@@ -106,7 +106,7 @@ export interface SimulatorOptions extends TestAccountOverrides {
   onlyReports?: boolean;
   /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
-  /** How a period's "to" is read (report-request.ts PERIOD_TO_READINGS); default `instant`, as the docs teach. */
+  /** How a period's "to" is read for every report (PERIOD_TO_READINGS); default: as each definition's `periodTo` says. */
   periodTo?: PeriodToReading;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;

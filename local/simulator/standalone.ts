@@ -39,7 +39,7 @@ export interface StandaloneOptions {
   reports?: readonly ReportDefinition[];
   /** Report id -> a file answered for that report (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
-  /** How a period's "to" is read (`--period-to`; report-request.ts PERIOD_TO_READINGS). */
+  /** How a period's "to" is read for every report (`--period-to`); default: as each definition's `periodTo` says. */
   periodTo?: PeriodToReading;
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
@@ -100,7 +100,9 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       `  Fault mode:  ${fault}`,
       `  Transport:   ${describeTransport(opts.transport)}`,
       `  Volume:      ${describeVolume(opts.rowsPerDay ?? 250, opts.volume)}`,
-      `  Period "to": ${opts.periodTo ?? DEFAULT_PERIOD_TO}: ${PERIOD_TO_READINGS[opts.periodTo ?? DEFAULT_PERIOD_TO]}`,
+      opts.periodTo
+        ? `  Period "to": ${opts.periodTo}, for every report: ${PERIOD_TO_READINGS[opts.periodTo]}`
+        : `  Period "to": as each definition's "periodTo" says (default ${DEFAULT_PERIOD_TO}: ${PERIOD_TO_READINGS[DEFAULT_PERIOD_TO]})`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',
