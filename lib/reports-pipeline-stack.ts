@@ -7,6 +7,7 @@ import type { EnvironmentConfig } from './environment/environments.js';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
 import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
 import { isShippedPlaceholder } from './environment/placeholder-hosts.js';
+import { unusedConnections, unusedConnectionWarning } from './environment/unused-connections.js';
 import { AlarmChat } from './constructs/alarm-chat.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
@@ -75,6 +76,7 @@ export class ReportsPipelineStack extends Stack {
     const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
     this.warnOfPlaceholderEndpoint(c);
+    this.warnOfUnusedConnections(c, reports);
 
     this.lake = this.addLake(c, removalPolicy);
     this.credentials = new Credentials(this, 'Credentials', {
@@ -127,6 +129,14 @@ export class ReportsPipelineStack extends Stack {
         isDefault ? 'paynet-reports:placeholderEndpoint' : `paynet-reports:placeholderEndpoint:${k.name}`,
         `${field} of "${c.name}" (connection "${k.name}") is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
+    }
+  }
+
+  /** One warning per connection no report names: it is still deployed (lib/environment/unused-connections.ts). */
+  private warnOfUnusedConnections(c: EnvironmentConfig, reports: readonly ReportDefinition[]): void {
+    const unused = unusedConnections(c.connections.map((k) => k.name), reports.map((r) => r.connection));
+    for (const name of unused) {
+      Annotations.of(this).addWarningV2(`paynet-reports:unusedConnection:${name}`, `${unusedConnectionWarning(c.name, name)}.`);
     }
   }
 

@@ -178,6 +178,26 @@ describe('an environment with two connections', () => {
   });
 });
 
+describe('a connection no report names', () => {
+  it('is warned of at synth, naming where it is defined, and still deployed', () => {
+    // Before: the default connection's secret, queue and alarms were synthesized without a word.
+    const idle = synthPipeline(config, undefined, [definitionOver('acme_only', 'acme')]);
+    const warnings = Annotations.fromStack(idle.stack).findWarning('*', Match.stringLikeRegexp('no report names'));
+    assert.deepEqual(
+      warnings.map((w) => String(w.entry.data)),
+      [
+        'no report names the connection "default" (the top-level gateway and secret of config/environments/test.json), yet it gets a secret, ' +
+          'a scheduled-runs queue and alarms of its own: name it in a report\'s "connection", or remove it from the file. ' +
+          '[ack: paynet-reports:unusedConnection:default]',
+      ],
+    );
+    idle.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    assert.ok(idle.stack.fetch.queues.queueOf('default'));
+    // Every connection used: no such warning.
+    assert.deepEqual(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('no report names')), []);
+  });
+});
+
 describe('an environment of named connections only, in a VPC', () => {
   const named = testConfig({
     gateway: undefined,
