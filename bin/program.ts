@@ -77,6 +77,7 @@ function addSimulator(program: Command): void {
     .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
     .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
     .addOption(periodToOption())
+    .option('--refuse <connection>', "answer this connection's login with the provider's authentication refusal (the refusal drill); repeat for several", collect)
     .action(async (opts) => {
       const { runSimulatorCommand } = await import('../local/cli/simulator.js');
       await runSimulatorCommand(opts);
