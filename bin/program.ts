@@ -27,7 +27,7 @@ const SECRET_FILE_HELP = `the gateway secret JSON: ${SECRET_SHAPES}`;
 const weekdayVolumeOption = () =>
   new Option('--weekday-volume <factors>', 'simulator: rows per weekday as seven factors, Monday to Sunday (e.g. 1,1,1,1,1.2,0.6,0.4)');
 const periodToOption = () =>
-  new Option('--period-to <reading>', `simulator: how the gateway reads a period's "to": ${Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; ')}`)
+  new Option('--period-to <reading>', `simulator: how the gateway reads a period's "to", for every report (default: each definition's "periodTo"): ${Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; ')}`)
     .choices(Object.keys(PERIOD_TO_READINGS));
 const dropDateOption = () =>
   new Option('--drop-date <date...>', 'simulator: the window starting on this date (YYYY-MM-DD[=SHARE]) gets SHARE of its usual rows (default 0.1; 0: header only)');
@@ -77,6 +77,7 @@ function addSimulator(program: Command): void {
     .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
     .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
     .addOption(periodToOption())
+    .option('--refuse <connection>', "answer this connection's login with the provider's authentication refusal (the refusal drill); repeat for several", collect)
     .action(async (opts) => {
       const { runSimulatorCommand } = await import('../local/cli/simulator.js');
       await runSimulatorCommand(opts);

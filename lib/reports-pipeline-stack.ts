@@ -8,6 +8,8 @@ import type { ReportDefinition } from '../functions/core/definitions/report-defi
 import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
 import type { AlarmChat } from './constructs/alarm-channels/alarm-chat.js';
 import { AlarmChannels } from './constructs/alarm-channels/alarm-channels.js';
+import { isShippedPlaceholder } from './environment/placeholder-hosts.js';
+import { unusedConnections, unusedConnectionWarning } from './environment/unused-connections.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
 import { Catalog } from './constructs/catalog.js';
@@ -77,6 +79,7 @@ export class ReportsPipelineStack extends Stack {
     const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
     this.warnOfPlaceholderEndpoint(c);
+    this.warnOfUnusedConnections(c, reports);
 
     this.lake = this.addLake(c, removalPolicy);
     this.credentials = new Credentials(this, 'Credentials', {
@@ -121,7 +124,7 @@ export class ReportsPipelineStack extends Stack {
 
   /** One warning per connection still on the shipped placeholder host, naming where its URL is set. */
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
-    const placeholders = c.connections.filter((k) => /\.example$/.test(new URL(k.gateway.endpointUrl).hostname));
+    const placeholders = c.connections.filter((k) => isShippedPlaceholder(k.gateway.endpointUrl));
     for (const k of placeholders) {
       const isDefault = k.name === DEFAULT_CONNECTION;
       const field = isDefault ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
@@ -130,6 +133,14 @@ export class ReportsPipelineStack extends Stack {
         isDefault ? 'paynet-reports:placeholderEndpoint' : `paynet-reports:placeholderEndpoint:${k.name}`,
         `${field} of "${c.name}" (connection "${k.name}") is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
+    }
+  }
+
+  /** One warning per connection no report names: it is still deployed (lib/environment/unused-connections.ts). */
+  private warnOfUnusedConnections(c: EnvironmentConfig, reports: readonly ReportDefinition[]): void {
+    const unused = unusedConnections(c.connections.map((k) => k.name), reports.map((r) => r.connection));
+    for (const name of unused) {
+      Annotations.of(this).addWarningV2(`paynet-reports:unusedConnection:${name}`, `${unusedConnectionWarning(c.name, name)}.`);
     }
   }
 

@@ -6,6 +6,7 @@ import { alarmChannelSchema, CHANNELS, legacyChannels, repeatedChannels } from '
 import { LOG_LEVEL_REFUSAL, LOG_LEVELS, type LogLevel } from './log-levels.js';
 import { parseDefinitionText } from '../../functions/core/definitions/definition-json.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { refusalWording } from '../../functions/core/definitions/refusal-wording.js';
 import { refuseConnectionProblems } from '../../functions/core/connections/connection-problems.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { CONNECTION_NAME, CONNECTION_NAME_RULE, DEFAULT_CONNECTION, MAX_CONCURRENT_REQUESTS } from '../../functions/core/connections/connection.js';
@@ -404,7 +405,8 @@ export type EnvironmentConfig = z.output<typeof environmentSchema>;
 
 /** Validates one environment; the error names the file and every bad field. */
 export function parseEnvironment(raw: unknown, file: string): EnvironmentConfig {
-  const parsed = environmentSchema.safeParse(raw);
+  // Our words where the schema has none of its own (refusal-wording.ts), never zod's.
+  const parsed = environmentSchema.safeParse(raw, { error: refusalWording });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
     throw new ConfigurationError(`${file}: environment is invalid:\n${lines.join('\n')}`);

@@ -4,12 +4,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { App, Stack } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { AwsSolutionsChecks, PCIDSS321Checks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { SHIPPED_PLACEHOLDER_HOSTS } from '../../lib/environment/placeholder-hosts.js';
 import { MAX_RECEIVE_COUNT, MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/constructs/parse.js';
 import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
@@ -32,6 +33,18 @@ const policies = () => Object.values(resourcesOf(template, 'AWS::IAM::Policy')).
 const policyOfRole = (role: object) => policies().find((p) => JSON.stringify(p.Roles) === JSON.stringify([{ Ref: id(role as never) }]));
 
 describe('ReportsPipelineStack', () => {
+  it('warns of the shipped placeholder host, naming the field, in each shipped environment', () => {
+    for (const [name, synthesized] of [['production', prod], ['integration', integ]] as const) {
+      const warnings = Annotations.fromStack(synthesized.stack).findWarning('*', Match.stringLikeRegexp('shipped placeholder'));
+      assert.equal(warnings.length, 1, name);
+      assert.match(String(warnings[0]!.entry.data), new RegExp(`gateway\\.endpointUrl of "${name}" \\(connection "default"\\) is the shipped placeholder`));
+    }
+    // Every shipped file's host is one the warning knows (lib/environment/placeholder-hosts.ts).
+    for (const env of [production, integration]) {
+      for (const c of env.connections) assert.ok(SHIPPED_PLACEHOLDER_HOSTS.includes(new URL(c.gateway.endpointUrl).hostname), c.gateway.endpointUrl);
+    }
+  });
+
   it('is named after its environment and environment-agnostic unless configured', () => {
     assert.equal(stack.stackName, 'PaynetReports-production');
     assert.equal(stack.terminationProtection, true);
