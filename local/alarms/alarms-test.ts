@@ -140,7 +140,7 @@ export async function alarmsTest(input: AlarmsTestInput): Promise<number> {
 }
 
 /** The CLI entry: the environment's channels from its file, clients with the caller's credentials. */
-export async function runAlarmsTestCommand(opts: { environment: string; region?: string; dryRun?: boolean }): Promise<number> {
+export async function runAlarmsTestCommand(opts: { environment: string; region?: string; dryRun?: boolean; holdMs?: number }): Promise<number> {
   const { loadEnvironments } = await import('../../lib/environment/environments.js');
   const environments = loadEnvironments();
   const config = environments.find((e) => e.name === opts.environment);
@@ -153,6 +153,7 @@ export async function runAlarmsTestCommand(opts: { environment: string; region?:
     environment: config.name,
     channels: config.alarmChannels,
     dryRun: Boolean(opts.dryRun),
+    holdMs: opts.holdMs,
     clients: { cloudFormation, cloudWatch: new CloudWatchClient(clientConfig), sns: new SNSClient(clientConfig) },
     print: (line) => console.log(line),
   });

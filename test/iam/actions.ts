@@ -110,6 +110,7 @@ export const REQUEST_ACTIONS: Record<string, Mapper> = {
   'cloudwatch DescribeAlarms': (i) => [{ action: 'cloudwatch:DescribeAlarms', resource: `arn:aws:cloudwatch:${region}:${account}:alarm:${i.AlarmNamePrefix ?? ''}*`, context: {}, why: '' }],
   'cloudwatch DescribeAlarmContributors': (i) => [{ action: 'cloudwatch:DescribeAlarmContributors', resource: `arn:aws:cloudwatch:${region}:${account}:alarm:${i.AlarmName}`, context: {}, why: '' }],
   'cloudwatch GetMetricData': () => [{ action: 'cloudwatch:GetMetricData', resource: '*', context: {}, why: '' }],
+  'cloudwatch SetAlarmState': (i) => [{ action: 'cloudwatch:SetAlarmState', resource: `arn:aws:cloudwatch:${region}:${account}:alarm:${i.AlarmName}`, context: {}, why: '' }],
 };
 
 /** The checks of one recorded request; `why` says which request each stands for. */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { AthenaClient, GetQueryExecutionCommand, GetQueryResultsCommand, StartQueryExecutionCommand } from '@aws-sdk/client-athena';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
+import { CloudWatchClient, DescribeAlarmsCommand, GetMetricDataCommand, SetAlarmStateCommand } from '@aws-sdk/client-cloudwatch';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { GetObjectCommand, ListObjectsV2Command, ListObjectVersionsCommand, S3Client } from '@aws-sdk/client-s3';
 import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
@@ -9,6 +9,7 @@ import { DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } fr
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
+import { runAlarmsTestCommand } from '../../local/alarms/alarms-test.js';
 import { runBackfillCommand } from '../../local/cli/backfill.js';
 import { runReparseCommand } from '../../local/cli/reparse.js';
 import { runStatusCommand } from '../../local/cli/status.js';
@@ -17,8 +18,8 @@ import { SAMPLE } from './resolve.js';
 import type { StackWorld } from './stack-world.js';
 
 /**
- * The deployed commands a person runs, `reports status`, `reports backfill --deployed` and `reports reparse
- * --environment`, each as the CLI runs it (its own clients, the environment file), against mocked AWS APIs (no local
+ * The deployed commands a person runs, `reports status`, `reports backfill --deployed`, `reports alarms test` and
+ * `reports reparse --environment`, each as the CLI runs it (its own clients, the environment file), against mocked AWS APIs (no local
  * stand-in exists for CloudFormation, Lambda, Athena and the rest) that answer with the synthesized stack's own
  * outputs: the requests then name the environment's real resources. Recorded under "operator".
  */
@@ -51,7 +52,8 @@ function answerAsTheStack(world: StackWorld) {
   cloudFormation.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: stackName, StackStatus: 'UPDATE_COMPLETE', CreationTime: new Date(), Outputs: outputs }] });
   secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ login: 'merchant', controlKey: 'not-a-placeholder' }) });
   secrets.on(DescribeSecretCommand).callsFake((i: { SecretId: string }) => ({ Name: i.SecretId, LastChangedDate: new Date() }));
-  sns.on(ListSubscriptionsByTopicCommand).resolves({ Subscriptions: [] });
+  const topicArn = outputs.find((o) => o.OutputKey === 'AlarmTopicArn')?.OutputValue;
+  sns.on(ListSubscriptionsByTopicCommand).resolves({ Subscriptions: [{ Protocol: 'email', Endpoint: 'ops@example.com', SubscriptionArn: `${topicArn}:sub` }] });
   scheduler.on(ListSchedulesCommand).resolves({ Schedules: [{ Name: 'transactions', State: 'ENABLED' }] });
   s3.on(ListObjectsV2Command).callsFake((i: { Prefix?: string }) => ({ Contents: i.Prefix?.startsWith('manifests/') ? [{ Key: manifestKey }] : [] }));
   s3.on(ListObjectVersionsCommand).resolves({ Versions: [{ Key: raw, VersionId: 'v1', IsLatest: true, Size: 100, ETag: '"e"' }] });
@@ -60,7 +62,12 @@ function answerAsTheStack(world: StackWorld) {
   athena.on(StartQueryExecutionCommand).resolves({ QueryExecutionId: 'query-id' });
   athena.on(GetQueryExecutionCommand).resolves({ QueryExecution: { Status: { State: 'SUCCEEDED' } } });
   athena.on(GetQueryResultsCommand).resolves({ ResultSet: { Rows: [{ Data: [{ VarCharValue: '_col0' }] }, { Data: [{ VarCharValue: '1' }] }] } });
-  cloudWatch.on(DescribeAlarmsCommand).resolves({ MetricAlarms: [] });
+  // The stack's own alarms, as DescribeAlarms would list them: `alarms test` pages through one of them.
+  const alarms = Object.values((world.synthesized.parent.toJSON() as { Resources: Record<string, { Type: string; Properties: { AlarmName?: unknown } }> }).Resources)
+    .filter((r) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties.AlarmName !== undefined)
+    .map((r) => ({ AlarmName: String(world.template.resolve(r.Properties.AlarmName)), StateValue: 'OK' as const, AlarmActions: [topicArn!] }));
+  cloudWatch.on(DescribeAlarmsCommand).resolves({ MetricAlarms: alarms });
+  cloudWatch.on(SetAlarmStateCommand).resolves({});
   cloudWatch.on(GetMetricDataCommand).resolves({ MetricDataResults: [] });
   lambda.on(InvokeCommand).callsFake((i: { FunctionName: string }) => ({
     StatusCode: 200,
@@ -72,7 +79,7 @@ function answerAsTheStack(world: StackWorld) {
   return () => mocks.forEach((m) => m.restore());
 }
 
-/** Runs the three commands for a shipped environment as its operator. */
+/** Runs the four commands for a shipped environment as its operator. */
 export async function driveOperator(world: StackWorld): Promise<void> {
   const restore = answerAsTheStack(world);
   const saved = { ...process.env };
@@ -86,6 +93,7 @@ export async function driveOperator(world: StackWorld): Promise<void> {
     await as('operator', () =>
       runBackfillCommand({ deployed: true, functionName: fetchFunction, region: SAMPLE.region, environment: world.name, report: 'transactions', from: DAY, to: '2026-11-21', concurrency: 1, lake: '.lake', tty: false }, quiet),
     );
+    await as('operator', () => runAlarmsTestCommand({ environment: world.name, region: SAMPLE.region, holdMs: 0 }));
     await as('operator', () => runReparseCommand({ environment: world.name, region: SAMPLE.region, report: 'transactions', from: DAY, to: '2026-11-21', concurrency: 1, tty: false }, quiet));
   } finally {
     console.log = log;

@@ -149,7 +149,7 @@ describe("AWS services' own paths into the stack, evaluated by iam-simulate", ()
   });
 });
 
-describe("the operator's deployed commands (status, backfill --deployed, reparse --environment), evaluated by iam-simulate", () => {
+describe("the operator's deployed commands (status, backfill --deployed, alarms test, reparse --environment), evaluated by iam-simulate", () => {
   it("allows each of their requests under docs/policies/operator.json and the analysts' policy, in each shipped environment", async (t) => {
     const problems: string[] = [];
     for (const world of worlds.filter((w) => w.name !== 'governed')) {
