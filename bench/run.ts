@@ -10,6 +10,7 @@ import { runSynthBench } from './synth.bench.js';
  *   BENCH_RUNS=n        runs of each converter measurement, alternated (lowest times kept; default 3)
  *   BENCH_4M=0          skip the converter's 4M-row memory run
  *   BENCH_PROFILE=1     also profile the floor and the inline converter (--cpu-prof) and print the main thread's time by stage
+ *   NODE24=<node>       the Node.js 24 the converter's measurements also run on (default: the one .ci/node24 installed)
  *   BENCH_LOAD_RUNS=n   cold node processes per bundle load time (median kept; default 7)
  *   BENCH_CHAIN_RUNS=n  chain runs, each beside a DuckDB run (best wall time kept; default BENCH_RUNS, else 2)
  *   BENCH_CHAIN_ROWS=n  rows of the chain's report (default 1,000,000); see chain.bench.ts for more

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { loadEnvironments, refuseUndefinedConnections } from '../lib/environment/environments.js';
-import { loadCatalog } from '../functions/core/definitions/catalog-files.js';
+import { loadConfiguration } from '../lib/environment/configuration.js';
 import { isPipelineError } from '../functions/core/errors.js';
 import { addCompliancePacks } from '../lib/policies/compliance.js';
 import { ReportsPipelineStack, stackName } from '../lib/reports-pipeline-stack.js';
@@ -33,11 +32,9 @@ function orExit<T>(step: () => T): T {
     process.exit(1);
   }
 }
-const catalog = orExit(() => loadCatalog());
-// Every config/environments/*.json: a new environment is a new file, no edit here.
-const environments = orExit(() => loadEnvironments());
-// Every report's connection defined by every environment, whichever of them this synthesis builds.
-orExit(() => refuseUndefinedConnections(catalog, environments));
+// Every definition and every config/environments/*.json (a new environment is a new file, no edit here), each
+// report's connection defined by every environment whichever of them this synthesis builds: every problem at once.
+const { catalog, environments } = orExit(() => loadConfiguration());
 const reports = catalog.reports;
 
 for (const config of environments) {

@@ -27,7 +27,7 @@ const SECRET_FILE_HELP = `the gateway secret JSON: ${SECRET_SHAPES}`;
 const weekdayVolumeOption = () =>
   new Option('--weekday-volume <factors>', 'simulator: rows per weekday as seven factors, Monday to Sunday (e.g. 1,1,1,1,1.2,0.6,0.4)');
 const periodToOption = () =>
-  new Option('--period-to <reading>', `simulator: how the gateway reads a period's "to": ${Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; ')}`)
+  new Option('--period-to <reading>', `simulator: how the gateway reads a period's "to", for every report (default: each definition's "periodTo"): ${Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; ')}`)
     .choices(Object.keys(PERIOD_TO_READINGS));
 const dropDateOption = () =>
   new Option('--drop-date <date...>', 'simulator: the window starting on this date (YYYY-MM-DD[=SHARE]) gets SHARE of its usual rows (default 0.1; 0: header only)');
@@ -78,6 +78,7 @@ function addSimulator(program: Command): void {
     .option('--chunked', 'no Content-Length: the report trickles out in small chunks')
     .option('--sample <ID=FILE...>', 'answer report ID with this file instead of generated rows')
     .addOption(periodToOption())
+    .option('--refuse <connection>', "answer this connection's login with the provider's authentication refusal (the refusal drill); repeat for several", collect)
     .action(async (opts) => {
       const { runSimulatorCommand } = await import('../local/cli/simulator.js');
       await runSimulatorCommand(opts);
@@ -205,7 +206,7 @@ function addReparse(program: Command): void {
 function addStatus(program: Command): void {
   program
     .command('status')
-    .description('after a deploy: what is in place and what is left to do (secret, alarm e-mails, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
+    .description('after a deploy: what is in place and what is left to do (secret, alarm channels, schedules, newest loads, dead letters, row counts); with --lake, what the local lake holds')
     .option('--environment <name>', 'the environment (config/environments/<name>.json), e.g. integration')
     .option('--region <region>', 'the AWS region (default: the environment\'s, or from the environment or profile)')
     .option('--lake [dir]', 'the local lake instead (default ./.lake): per report the newest windows loaded, findings of the last 7 days, stale partitions, rejects')
@@ -219,6 +220,22 @@ function addStatus(program: Command): void {
       if (!opts.environment) throw new ConfigurationError('Which status? --environment NAME for a deployment (config/environments/<name>.json), or --lake [DIR] for the local lake (default ./.lake).');
       const { runStatusCommand } = await import('../local/cli/status.js');
       process.exitCode = await runStatusCommand({ ...opts, environment: opts.environment });
+    });
+}
+
+function addAlarms(program: Command): void {
+  const alarms = program.command('alarms').description('the alarms of a deployed environment and who hears them (its alarmChannels)');
+  alarms
+    .command('test')
+    .description(
+      'a test page: sets one alarm of the environment to ALARM for a moment (CloudWatch SetAlarmState), says which channels should receive it, and sets it back (your AWS credentials)',
+    )
+    .requiredOption('--environment <name>', 'the environment (config/environments/<name>.json), deployed')
+    .option('--region <region>', "the AWS region (default: the environment's, or from the environment or profile)")
+    .option('--dry-run', 'say which alarm and which channels, and set nothing')
+    .action(async (opts: { environment: string; region?: string; dryRun?: boolean }) => {
+      const { runAlarmsTestCommand } = await import('../local/alarms/alarms-test.js');
+      process.exitCode = await runAlarmsTestCommand(opts);
     });
 }
 
@@ -237,5 +254,6 @@ export function buildProgram(): Command {
   addBackfill(program);
   addReparse(program);
   addStatus(program);
+  addAlarms(program);
   return program;
 }

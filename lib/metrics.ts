@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Dimension, METRIC_NAMESPACE, MetricName, PER_REPORT_METRICS } from '../functions/aws/metrics.js';
+import { condition, identifier } from './metrics-insights/identifiers.js';
 
 /**
  * The stack's view of the handlers' custom metrics. Names, namespace, units and dimension names come
@@ -32,21 +33,22 @@ export function environmentMetric(
   });
 }
 
-/** The schema of the per-report series, {connection, environment, report, service} (+ outcome for FetchOutcome). */
+/**
+ * The schema of the per-report series, {connection, environment, report, service} (+ outcome for FetchOutcome), each
+ * name as Metrics Insights must read it: `SCHEMA(PaynetReports, "connection", environment, report, service)`.
+ */
 export function perReportSchema(name: MetricName): string {
   const dims = [Dimension.connection, Dimension.environment, ...(name === MetricName.FetchOutcome ? [Dimension.outcome] : []), Dimension.report, Dimension.service];
-  return `SCHEMA(${METRIC_NAMESPACE}, ${dims.join(', ')})`;
+  return `SCHEMA(${[METRIC_NAMESPACE, ...dims].map(identifier).join(', ')})`;
 }
-
-/** Metrics Insights allows single-quoted literals; connection and report names never hold a quote, but a test may. */
-const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 
 /** At most this many series per query: the alarm keeps at most 100 contributors in ALARM anyway (docs/operations.md). */
 export const CONTRIBUTOR_LIMIT = 100;
 
 /**
  * A Metrics Insights query of one per-report metric of one connection, one series per report, largest first:
- * `SELECT SUM(RowsRejected) FROM SCHEMA(...) WHERE environment = 'prod' AND connection = 'eu' GROUP BY report ORDER BY SUM() DESC LIMIT 100`.
+ * `SELECT SUM(RowsRejected) FROM SCHEMA(...) WHERE environment = 'prod' AND "connection" = 'eu' GROUP BY report ORDER BY SUM() DESC LIMIT 100`
+ * (`connection` is one of Metrics Insights' reserved keywords, so it is double-quoted: lib/metrics-insights/).
  * ORDER BY DESC with LIMIT keeps the breaching series (the largest) within the query's 500-series limit at any
  * number of reports; the per-report metrics are written only when something is wrong, so a healthy report matches nothing.
  */
@@ -57,11 +59,12 @@ export function perReportQuery(
   limit = CONTRIBUTOR_LIMIT,
 ): string {
   const filters = [
-    `${Dimension.environment} = ${literal(where.environment)}`,
-    ...(where.connection !== undefined ? [`${Dimension.connection} = ${literal(where.connection)}`] : []),
-    ...(where.outcome !== undefined ? [`${Dimension.outcome} = ${literal(where.outcome)}`] : []),
+    condition(Dimension.environment, '=', where.environment),
+    ...(where.connection !== undefined ? [condition(Dimension.connection, '=', where.connection)] : []),
+    ...(where.outcome !== undefined ? [condition(Dimension.outcome, '=', where.outcome)] : []),
   ];
-  return `SELECT ${aggregate}(${name}) FROM ${perReportSchema(name)} WHERE ${filters.join(' AND ')} GROUP BY ${Dimension.report} ORDER BY ${aggregate}() DESC LIMIT ${limit}`;
+  const grouped = `GROUP BY ${identifier(Dimension.report)} ORDER BY ${aggregate}() DESC LIMIT ${limit}`;
+  return `SELECT ${aggregate}(${identifier(name)}) FROM ${perReportSchema(name)} WHERE ${filters.join(' AND ')} ${grouped}`;
 }
 
 /** Every outcome of the environment's fetches, Success and each error code by name, one line each (graphs only). */

@@ -6,7 +6,10 @@ import type { Construct } from 'constructs';
 import type { EnvironmentConfig } from './environment/environments.js';
 import type { ReportDefinition } from '../functions/core/definitions/report-definition.js';
 import { DEFAULT_CONNECTION } from '../functions/core/connections/connection.js';
-import { AlarmChat } from './constructs/alarm-chat.js';
+import type { AlarmChat } from './constructs/alarm-channels/alarm-chat.js';
+import { AlarmChannels } from './constructs/alarm-channels/alarm-channels.js';
+import { isShippedPlaceholder } from './environment/placeholder-hosts.js';
+import { unusedConnections, unusedConnectionWarning } from './environment/unused-connections.js';
 import { Alarms } from './constructs/alarms.js';
 import { Analysts } from './constructs/analysts.js';
 import { Catalog } from './constructs/catalog.js';
@@ -51,7 +54,9 @@ export class ReportsPipelineStack extends Stack {
   readonly analysts: Analysts;
   /** With a `network` setting: the VPC, NAT and security group the fetch function calls the gateway from. */
   readonly egress?: Egress;
-  /** With `alarmChat` channels: their configurations, subscribed to the alarm topic. */
+  /** Who hears the alarms: every entry of `alarmChannels`, subscribed to the alarm topic. */
+  readonly alarmChannels: AlarmChannels;
+  /** With Slack or Teams channels: their configurations, subscribed to the alarm topic. */
   readonly alarmChat?: AlarmChat;
   /** The nested stacks holding each report's schedule, table and saved queries (lib/constructs/report-shards.ts). */
   readonly reportShards: ReportShards;
@@ -74,6 +79,7 @@ export class ReportsPipelineStack extends Stack {
     const removalPolicy = c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE;
     const logRetention = c.logRetentionDays as logs.RetentionDays; // validated against the allowed values
     this.warnOfPlaceholderEndpoint(c);
+    this.warnOfUnusedConnections(c, reports);
 
     this.lake = this.addLake(c, removalPolicy);
     this.credentials = new Credentials(this, 'Credentials', {
@@ -105,11 +111,12 @@ export class ReportsPipelineStack extends Stack {
       'scheduled-runs': this.fetch.queues.deadLetterQueue,
       'fetch-failures': this.fetch.failedRunsQueue,
       parse: this.parse.deadLetterQueue,
+      'freshness-check': this.freshness.deadLetterQueue,
     };
     this.alarms = this.addAlarms(c, deadLetterQueues);
-    if (c.alarmChat.slack.length || c.alarmChat.teams.length) {
-      this.alarmChat = new AlarmChat(this, 'AlarmChat', { environment: c.name, topic: this.alarms.topic, slack: c.alarmChat.slack, teams: c.alarmChat.teams });
-    }
+    this.freshness.alarmWhenNotRunning(this.alarms.topic);
+    this.alarmChannels = new AlarmChannels(this, 'AlarmChannels', { environment: c.name, topic: this.alarms.topic, channels: c.alarmChannels });
+    this.alarmChat = this.alarmChannels.chat;
     this.dashboard = this.addDashboard(c, reports, deadLetterQueues);
 
     this.addOutputs(deadLetterQueues);
@@ -117,7 +124,7 @@ export class ReportsPipelineStack extends Stack {
 
   /** One warning per connection still on the shipped placeholder host, naming where its URL is set. */
   private warnOfPlaceholderEndpoint(c: EnvironmentConfig): void {
-    const placeholders = c.connections.filter((k) => /\.example$/.test(new URL(k.gateway.endpointUrl).hostname));
+    const placeholders = c.connections.filter((k) => isShippedPlaceholder(k.gateway.endpointUrl));
     for (const k of placeholders) {
       const isDefault = k.name === DEFAULT_CONNECTION;
       const field = isDefault ? 'gateway.endpointUrl' : `connections.${k.name}.gateway.endpointUrl`;
@@ -126,6 +133,14 @@ export class ReportsPipelineStack extends Stack {
         isDefault ? 'paynet-reports:placeholderEndpoint' : `paynet-reports:placeholderEndpoint:${k.name}`,
         `${field} of "${c.name}" (connection "${k.name}") is the shipped placeholder; set the provider's URL in config/environments/${c.name}.json before deploying.`,
       );
+    }
+  }
+
+  /** One warning per connection no report names: it is still deployed (lib/environment/unused-connections.ts). */
+  private warnOfUnusedConnections(c: EnvironmentConfig, reports: readonly ReportDefinition[]): void {
+    const unused = unusedConnections(c.connections.map((k) => k.name), reports.flatMap((r) => r.connections));
+    for (const name of unused) {
+      Annotations.of(this).addWarningV2(`paynet-reports:unusedConnection:${name}`, `${unusedConnectionWarning(c.name, name)}.`);
     }
   }
 
@@ -225,7 +240,6 @@ export class ReportsPipelineStack extends Stack {
       deadLetterQueues,
       connections: c.connections.map((k) => k.name),
       key: this.lake.key,
-      emails: c.alarmEmails,
     });
   }
 

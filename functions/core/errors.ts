@@ -34,7 +34,19 @@ export interface RefusalScope {
   readonly reports: readonly string[];
   /** Where a person puts a new value: 'Secrets Manager secret "paynet-reports/prod/acme"', a --secret-file. */
   readonly credentials?: string;
+  /**
+   * What reading the secret again after a refusal found (functions/core/connections/run-credentials.ts): said in
+   * the message, so a value swapped during a run is never re-read without a word.
+   */
+  readonly reread?: 'changed' | 'unchanged' | 'unreadable';
 }
+
+/** How a refusal ends: what re-reading its secret found, then that it is not retried (again). */
+const REREAD_SAID = {
+  changed: 'Its secret was re-read after a first refusal and had changed: the window was tried with the new value, which was refused too. Not retried again.',
+  unchanged: 'Its secret was re-read after the refusal: unchanged, so not retried.',
+  unreadable: 'Its secret could not be re-read after the refusal: not retried.',
+} as const satisfies Record<NonNullable<RefusalScope['reread']>, string>;
 
 /** The gateway answered with its "not authorised" body: wrong login, key, signature method or clock. */
 export class AuthenticationRefused extends PipelineError {
@@ -68,7 +80,8 @@ function scopedRefusal(login: string, method: string, said: string, whatToCheck:
   return (
     `The gateway of connection "${scope.connection}" refused to authorise login "${login}" signing with ${method}: it said "${said}". ` +
     `Every report over this connection stops until it is fixed: ${reports}. Check ${whatToCheck} (with that provider), ` +
-    `and that this machine's clock is right; put the new value into the connection's secret${where}. Not retried.`
+    `and that this machine's clock is right; put the new value into the connection's secret${where}. ` +
+    (scope.reread ? REREAD_SAID[scope.reread] : 'Not retried.')
   );
 }
 

@@ -54,6 +54,8 @@ export interface FetchedWindow extends StoredObject {
   wireBytes: number;
   /** CSV: whether the first line is exactly the definition's header (if not, the parse will refuse it as SchemaDrift). */
   headerMatches?: boolean;
+  /** Fetched with a value read again after the gateway refused the one read before (a secret rotated during the run). */
+  secretReread?: 'changed';
 }
 
 /** "2026-11-20T00:00:00/2026-11-21T00:00:00": the window on every log line, as an ISO 8601 interval. */

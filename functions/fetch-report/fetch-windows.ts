@@ -129,6 +129,7 @@ export async function fetchWindows(request: FetchRequest, deps: FetchRunDeps, ru
     connection: connection.name,
     reports: deps.catalog.reportsOver(connection.name).map((r) => r.id),
     ...(connection.credentials ? { credentials: connection.credentials } : {}),
+    ...(credentials.reread ? { reread: credentials.reread } : {}),
   });
 
   for (const [i, window] of plan.windows.entries()) {
@@ -190,7 +191,8 @@ async function fetchSigned(target: WindowTarget, credentials: RunCredentials, de
           "The gateway refused the credentials read earlier, and the connection's secret has changed since (rotated): retrying this window with the new value",
           { refused, now: { login: credentials.secret.login } },
         );
-        return await fetchWindow({ ...target, secret: credentials.secret }, deps);
+        // Said in the result too: a local run prints it under the window's row.
+        return { ...(await fetchWindow({ ...target, secret: credentials.secret }, deps)), secretReread: 'changed' };
       case 'unchanged':
         target.logger.info("Re-read the connection's secret after the refusal: unchanged, so the refusal stands", refused);
         throw error;

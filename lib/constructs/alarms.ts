@@ -5,7 +5,6 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { NAME_PREFIX } from '../../functions/core/naming.js';
@@ -23,7 +22,6 @@ export interface AlarmsProps {
   readonly connections: readonly string[];
   /** Encrypts the topic; CloudWatch is allowed to use it to publish. */
   readonly key: kms.IKey;
-  readonly emails: readonly string[];
 }
 
 /** The per-report kinds: each is one Metrics Insights alarm per connection, grouped by report. */
@@ -96,7 +94,8 @@ const REPORT_ALARMS: readonly ReportAlarmKind[] = [
 ];
 
 /**
- * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) with e-mail subscriptions.
+ * The alarms and where they go: an SNS topic (KMS-encrypted, TLS only) every channel of the environment subscribes to
+ * (lib/constructs/alarm-channels/).
  * Failed runs (function errors, the freshness check's too), dead letters (any message in any dead-letter queue), and
  * per connection one Metrics Insights alarm of each per-report kind (REPORT_ALARMS), `GROUP BY report`: each report
  * a contributor, so the count is flat in the number of reports (docs/architecture.md, "Alarms that do not grow per report").
@@ -112,7 +111,6 @@ export class Alarms extends Construct {
       masterKey: props.key,
       enforceSSL: true,
     });
-    for (const email of props.emails) this.topic.addSubscription(new subscriptions.EmailSubscription(email));
     const prefix = `${NAME_PREFIX}-${props.environment}`;
     // Only this stack's alarms (their names all start with the prefix) may publish, not any alarm of the account.
     this.allowCloudWatchAlarms(`${prefix}-`);
@@ -214,15 +212,20 @@ export class Alarms extends Construct {
     );
   }
 
-  /** CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it (for this account only). */
+  /**
+   * CloudWatch publishes to an encrypted topic with the topic's key: the key policy must let it. The statement is
+   * the one AWS's SNS guide gives for AWS services publishing to encrypted topics ("Enable compatibility between
+   * event sources from AWS services and encrypted topics"), word for word: no condition. AWS documents no
+   * aws:SourceAccount or aws:SourceArn on CloudWatch's KMS requests, and a condition they do not carry would
+   * drop every alarm notification silently; the topic policy above is what scopes publishing to this stack's alarms.
+   */
   private allowCloudWatchToUseKey(key: kms.IKey): void {
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'AllowCloudWatchAlarmsToPublish',
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        actions: ['kms:GenerateDataKey*', 'kms:Decrypt'],
         resources: ['*'], // in a key policy "*" means this key
-        conditions: { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } },
       }),
     );
   }

@@ -127,19 +127,25 @@ export class Credentials extends Construct {
   }
 
   /**
-   * Read access to every connection's secret and nothing else: GetSecretValue and DescribeSecret on each secret,
-   * kms:Decrypt through Secrets Manager on its key. Grant it to the fetch function alone.
+   * Read access to every connection's secret and nothing else: GetSecretValue on each secret, kms:Decrypt through
+   * Secrets Manager on its key. Grant it to the fetch function alone. Not CDK's Secret.grantRead: it adds
+   * secretsmanager:DescribeSecret, which the function never calls (test/iam proves what it does call).
    */
   grantRead(grantee: iam.IGrantable): void {
+    const viaSecretsManager = `secretsmanager.${Stack.of(this).region}.amazonaws.com`;
     for (const s of this.secrets.values()) {
-      s.secret.grantRead(grantee);
-      if (!s.importedKey) continue;
+      // A secret known by its partial ARN is matched with the six characters Secrets Manager appends, as CDK does.
+      iam.Grant.addToPrincipal({ grantee, actions: ['secretsmanager:GetSecretValue'], resourceArns: [s.secret.secretFullArn ?? `${s.secret.secretArn}-??????`] });
+      if (!s.importedKey) {
+        s.key?.grantDecrypt(new kms.ViaServicePrincipal(viaSecretsManager, grantee.grantPrincipal));
+        continue;
+      }
       // Only through Secrets Manager: the grantee cannot use the key for anything else.
       iam.Grant.addToPrincipal({
         grantee,
         actions: ['kms:Decrypt'],
         resourceArns: [s.importedKey.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${Stack.of(this).region}.amazonaws.com` } },
+        conditions: { StringEquals: { 'kms:ViaService': viaSecretsManager } },
       });
     }
   }

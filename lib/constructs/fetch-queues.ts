@@ -5,6 +5,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONNECTION_NAME, MAX_CONCURRENT_REQUESTS } from '../../functions/core/connections/connection.js';
+import { DEAD_LETTER_QUEUE } from '../policies/dead-letters.js';
 
 /** What the queues need to know of a connection. */
 export interface QueuedConnection {
@@ -68,7 +69,8 @@ function assertQueueable(connection: QueuedConnection): void {
  * schedules send {reportId, scheduledTime} to the queue of the report's connection (lib/constructs/fetch.ts); the
  * fetch function reads every queue, one run per invocation. Waiting in a queue is not a receive: a run that waits
  * is not counted, retried or given up as a failure. Content-based deduplication drops the second copy of one firing
- * (the Scheduler may deliver twice; the body carries the scheduled time, so two firings never look alike).
+ * sent within SQS's 5-minute deduplication interval (the Scheduler may deliver twice; the body carries the scheduled
+ * time, so two firings never look alike); a later copy runs again, and its windows overwrite themselves.
  */
 export class FetchQueues extends Construct {
   /** By connection name. */
@@ -90,7 +92,7 @@ export class FetchQueues extends Construct {
       removalPolicy: props.removalPolicy,
     } satisfies sqs.QueueProps;
     // cdk-nag's SQS3 (a queue without a dead-letter queue) sees the redrive policies below: nothing to acknowledge.
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', encrypted);
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', { ...encrypted, ...DEAD_LETTER_QUEUE });
     this.queues = new Map(
       props.connections.map((c) => [
         c.name,

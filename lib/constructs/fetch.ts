@@ -11,6 +11,7 @@ import { CONNECTIONS_VARIABLE, encodeConnectionsVariable, type ConnectionEndpoin
 import type { Credentials } from './credentials.js';
 import { FetchQueues, type QueuedConnection } from './fetch-queues.js';
 import type { Egress } from './egress.js';
+import { DEAD_LETTER_QUEUE } from '../policies/dead-letters.js';
 import { EncryptedQueueDestination, grantObjectWrite, objectWrite } from '../policies/grants.js';
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
 import { DEADLINE_MARGIN_MS } from '../../functions/fetch-report/deadline.js';
@@ -141,8 +142,8 @@ export class Fetch extends Construct {
       retentionPeriod: Duration.days(14), // the longest SQS allows: time to notice and re-drive
       removalPolicy: props.removalPolicy,
     };
-    this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDeadLetters', queueProps);
-    this.failedRunsQueue = new sqs.Queue(this, 'FailedRuns', queueProps);
+    this.scheduleDeadLetterQueue = new sqs.Queue(this, 'ScheduleDeadLetters', { ...queueProps, ...DEAD_LETTER_QUEUE });
+    this.failedRunsQueue = new sqs.Queue(this, 'FailedRuns', { ...queueProps, ...DEAD_LETTER_QUEUE });
     for (const q of [this.scheduleDeadLetterQueue, this.failedRunsQueue]) {
       Validations.of(q).acknowledge({
         id: 'AwsSolutions-SQS3',
@@ -202,7 +203,7 @@ export class Fetch extends Construct {
     const writes = objectWrite(props.rawBucket, [RAW_PREFIX], { tagging: true });
     props.egress?.s3Endpoint?.addToPolicy(
       new iam.PolicyStatement({
-        principals: [new iam.AnyPrincipal()],
+        principals: [new iam.StarPrincipal()],
         actions: writes.actions,
         resources: writes.resourceArns,
         conditions: { ArnEquals: { 'aws:PrincipalArn': this.function.role.roleArn } },

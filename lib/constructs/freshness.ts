@@ -1,11 +1,17 @@
 import { Duration, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PREFIX } from '../../functions/core/lake/s3-keys.js';
+import { NAME_PREFIX } from '../../functions/core/naming.js';
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
+import { DEAD_LETTER_QUEUE } from '../policies/dead-letters.js';
 import { grantObjectRead } from '../policies/grants.js';
 import { FunctionTarget, schedulerRole } from '../policies/scheduler-targets.js';
 import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './pipeline-function.js';
@@ -17,12 +23,21 @@ import { PipelineFunction, functionSettingsOf, type FunctionSettings } from './p
  */
 export const FRESHNESS_CHECK_EVERY = Duration.minutes(15);
 
+/**
+ * The Scheduler's retries of an invocation it could not deliver (throttled, the role or the function refused), with
+ * backoff, within one period: a run that cannot be delivered before the next is due goes to the dead-letter queue.
+ */
+export const FRESHNESS_RETRY_ATTEMPTS = 3;
+
+/** Periods of the check without a single invocation before the freshness-not-running alarm fires. */
+export const FRESHNESS_MISSED_PERIODS = 2;
+
 export interface FreshnessProps extends FunctionSettings {
   /** Added to each report's window: a report is late when no load completed within both. */
   readonly grace: Duration;
   /** The check runs only while the environment's schedules do: nothing is expected of a report before that. */
   readonly schedulesEnabled: boolean;
-  /** Encrypts the log group. */
+  /** Encrypts the log group and the schedule's dead-letter queue. */
   readonly key: kms.IKey;
   /** Holds the load manifests the check reads (manifests/). */
   readonly curatedBucket: s3.IBucket;
@@ -40,6 +55,10 @@ export interface FreshnessProps extends FunctionSettings {
 export class Freshness extends Construct {
   readonly function: PipelineFunction;
   readonly schedule: scheduler.Schedule;
+  /** Invocations the Scheduler could not deliver after its retries, with the error (lib/constructs/alarms.ts alarms on it). */
+  readonly deadLetterQueue: sqs.Queue;
+  private readonly environment: string;
+  private readonly schedulesEnabled: boolean;
 
   constructor(scope: Construct, id: string, props: FreshnessProps) {
     super(scope, id);
@@ -52,7 +71,24 @@ export class Freshness extends Construct {
     });
     this.grantManifestReads(props.curatedBucket);
 
+    this.environment = props.environment;
+    this.schedulesEnabled = props.schedulesEnabled;
+    this.deadLetterQueue = new sqs.Queue(this, 'ScheduleDeadLetters', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: props.key,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14), // the longest SQS allows: time to notice and read the error
+      removalPolicy: props.removalPolicy,
+      ...DEAD_LETTER_QUEUE,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "This queue is itself a dead-letter queue (of the freshness check's schedule), not a work queue.",
+    });
+
     const role = schedulerRole(this, 'SchedulerRole', `paynet-reports ${props.environment}: EventBridge Scheduler runs the freshness check`);
+    // The target grants the role sqs:SendMessage on the dead-letter queue; the queue is KMS-encrypted, so sending needs the key too.
+    props.key.grant(role, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.schedule = new scheduler.Schedule(this, 'Schedule', {
       scheduleGroup: props.scheduleGroup,
       description: `paynet-reports ${props.environment}: the freshness check, every ${FRESHNESS_CHECK_EVERY.toMinutes()} minutes`,
@@ -60,16 +96,47 @@ export class Freshness extends Construct {
       // Off while the schedules are: once they are switched on, the first check names every report not loaded in time,
       // an OK -> ALARM transition CloudWatch notifies on (as the per-report alarms it replaces did).
       enabled: props.schedulesEnabled,
-      // The next run comes within minutes: a failed one is not retried, and its errors alarm (freshness-errors).
       // The run's own time, not the moment it starts: a run the Scheduler delays judges the quarter-hour it stands for.
+      // The Scheduler retries what it could not deliver within the period, then leaves the event and its error in the
+      // dead-letter queue (alarm dead-letters-freshness-check). A run that was delivered and failed is the function's
+      // error (alarm freshness-errors); the next run comes within minutes.
       target: new FunctionTarget(this.function.function, {
         role,
-        retryAttempts: 0,
+        retryAttempts: FRESHNESS_RETRY_ATTEMPTS,
+        maxEventAge: FRESHNESS_CHECK_EVERY,
+        deadLetterQueue: this.deadLetterQueue,
         input: scheduler.ScheduleTargetInput.fromObject({ scheduledTime: scheduler.ContextAttribute.scheduledTime }),
       }),
     });
     // The group is named by a plain string: without the dependency the schedule may be created first and fail.
     this.schedule.node.addDependency(props.scheduleGroup);
+  }
+
+  /**
+   * The watchdog's own watchdog: an alarm when the check has not been invoked for FRESHNESS_MISSED_PERIODS of its periods
+   * (Lambda's Invocations, missing data breaching: a check that is never invoked writes no data point at all), whatever
+   * stopped it: the schedule disabled or deleted, its role changed, the function throttled or gone. Without it, every
+   * no-fresh-data alarm would rest in OK while nothing arrives. While the schedules are off nothing is expected, so
+   * missing data is then not breaching. Named with the stack's alarm prefix, so that the topic takes its notifications.
+   */
+  alarmWhenNotRunning(topic: sns.ITopic): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, 'NotRunning', {
+      alarmName: `${NAME_PREFIX}-${this.environment}-freshness-not-running`,
+      alarmDescription:
+        `The freshness check has not run for ${FRESHNESS_MISSED_PERIODS * FRESHNESS_CHECK_EVERY.toMinutes()} minutes, so the no-fresh-data alarms cannot fire. ` +
+        'Check that its schedule is enabled, the dead-letter queue dead-letters-freshness-check (the Scheduler leaves its error there), ' +
+        'and the function\'s throttles (docs/operations.md, "Alarms").',
+      metric: this.function.function.metricInvocations({ period: FRESHNESS_CHECK_EVERY, statistic: cloudwatch.Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: FRESHNESS_MISSED_PERIODS,
+      datapointsToAlarm: FRESHNESS_MISSED_PERIODS,
+      treatMissingData: this.schedulesEnabled ? cloudwatch.TreatMissingData.BREACHING : cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // Alarm and recovery both notify, as every alarm of the stack does.
+    alarm.addAlarmAction(new actions.SnsAction(topic));
+    alarm.addOkAction(new actions.SnsAction(topic));
+    return alarm;
   }
 
   /**

@@ -4,6 +4,7 @@ import * as sources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { DEAD_LETTER_QUEUE } from '../policies/dead-letters.js';
 import { grantListForMissingKeys, grantListRaw, grantObjectRead, grantObjectWrite } from '../policies/grants.js';
 import { LAMBDA_BUNDLES } from '../bundling/bundling.js';
 import { CURATED_AREAS, PREFIX } from '../../functions/core/lake/s3-keys.js';
@@ -111,7 +112,7 @@ export class Parse extends Construct {
       removalPolicy: props.removalPolicy,
     } satisfies sqs.QueueProps;
 
-    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', queueProps);
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetters', { ...queueProps, ...DEAD_LETTER_QUEUE });
     this.queue = new sqs.Queue(this, 'RawFiles', {
       ...queueProps,
       // While one invocation works on a file nobody else may receive it; a retry only after a full time-out.
@@ -134,7 +135,7 @@ export class Parse extends Construct {
       },
     });
     const fn = this.function.function;
-    grantObjectRead(fn, props.rawBucket, [PREFIX.raw]);
+    grantObjectRead(fn, props.rawBucket, [PREFIX.raw], { versions: true });
     grantListRaw(fn, props.rawBucket);
     grantObjectWrite(fn, props.curatedBucket, CURATED_PREFIXES);
     // The volume check reads earlier weeks' manifests (functions/parse-report/load-history.ts), and a failed load

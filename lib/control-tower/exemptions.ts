@@ -10,9 +10,9 @@ export interface ExemptionContext {
  * accounts") lists each with what a governed customer does; a test holds the two lists equal.
  */
 export interface Exemption {
-  /** The control's id as Control Tower lists it: CT.SQS.PR.1. */
+  /** The control's id as Control Tower lists it: CT.S3.PR.2. */
   readonly control: string;
-  /** Which resources, by construct path under the environment's stack (Parse/DeadLetters/Resource). */
+  /** Which resources, by construct path under the environment's stack (Lake/AccessLogs/Resource). */
   readonly resources: RegExp;
   /** The resources in words, as docs/deploy.md names them. */
   readonly what: string;
@@ -84,16 +84,6 @@ export const CONTROL_TOWER_EXEMPTIONS: readonly Exemption[] = [
     what: 'the access-log bucket',
     reason: "S3's guide to Object Lock says a bucket with Object Lock cannot be the destination of server access logs.",
     documentation: 'https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock-configure.html',
-    customer: ASK_ADMIN,
-  },
-  {
-    control: 'CT.SQS.PR.1',
-    resources: /^(Fetch\/(ScheduleDeadLetters|FailedRuns|Queues\/DeadLetters)|Parse\/DeadLetters)\/Resource$/,
-    what: 'the four dead-letter queues',
-    reason:
-      'They are the end of the line: each keeps a failed message 14 days for `reports status` and an alarm; a ' +
-      'dead-letter queue of a dead-letter queue would only hide a failure one step further.',
-    documentation: 'https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html',
     customer: ASK_ADMIN,
   },
   {

@@ -2,9 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
+import { alarmChannelSchema, CHANNELS, legacyChannels, repeatedChannels } from './alarm-channels.js';
 import { LOG_LEVEL_REFUSAL, LOG_LEVELS, type LogLevel } from './log-levels.js';
 import { parseDefinitionText } from '../../functions/core/definitions/definition-json.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
+import { refusalWording } from '../../functions/core/definitions/refusal-wording.js';
 import { refuseConnectionProblems } from '../../functions/core/connections/connection-problems.js';
 import type { ReportCatalog } from '../../functions/core/definitions/catalog.js';
 import { CONNECTION_NAME, CONNECTION_NAME_RULE, DEFAULT_CONNECTION, MAX_CONCURRENT_REQUESTS } from '../../functions/core/connections/connection.js';
@@ -104,48 +106,24 @@ const tagsSchema = z
   })
   .describe('Added to every taggable resource and to the stack (CloudFormation passes stack tags on at creation)');
 
-const uuid = (what: string) =>
-  z.string().regex(/^[0-9A-Fa-f]{8}(-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}$/, `must be the ${what} (a UUID, shown in the console once the team is authorised)`);
-
 /**
- * Alarm notifications in chat through Amazon Q Developer in chat applications (formerly AWS Chatbot): each channel
- * subscribes the alarm topic (lib/constructs/alarm-chat.ts). The workspace or team is authorised once in that service's console
- * before the deploy (docs/deploy.md); the ids are copied from there.
+ * The older way to write chat channels (alarmChat: {slack: [...], teams: [...]}), still read: each is the same entry
+ * of `alarmChannels` (lib/environment/alarm-channels.ts), the fields the same.
  */
 const alarmChatSchema = z
   .object({
     slack: z
-      .array(
-        z
-          .object({
-            workspaceId: z.string().regex(/^[0-9A-Z]{1,255}$/, 'must be the Slack workspace id, e.g. T012ABCDE (the console shows it once the workspace is authorised)'),
-            channelId: z.string().regex(/^[A-Za-z0-9]{1,255}$/, 'must be the Slack channel id, e.g. C012ABCDE (channel details, at the bottom)'),
-          })
-          .strict(),
-      )
+      .array(z.object(CHANNELS.slack.fields).strict())
       .refine((l) => unique(l.map((c) => c.channelId)), 'lists a channel twice')
       .default([]),
     teams: z
-      .array(
-        z
-          .object({
-            teamId: uuid('Microsoft Teams team id'),
-            channelId: z
-              .string()
-              .max(255)
-              .regex(
-                /^[a-zA-Z0-9\-_=+/.,]*%3[aA][a-zA-Z0-9\-_=+/.,]*%40[a-zA-Z0-9\-_=+/.,]*$/,
-                'must be the channel id as Teams copies it ("Get link to channel"), URL-encoded: 19%3a…%40thread.tacv2',
-              ),
-            tenantId: uuid('Microsoft Teams tenant id'),
-          })
-          .strict(),
-      )
+      .array(z.object(CHANNELS.teams.fields).strict())
       .refine((l) => unique(l.map((c) => c.channelId)), 'lists a channel twice')
       .default([]),
   })
   .strict()
-  .default({ slack: [], teams: [] });
+  .default({ slack: [], teams: [] })
+  .describe('Older form of Slack and Teams entries of alarmChannels: the same channels');
 
 const gatewaySchema = z
   .object({
@@ -209,6 +187,13 @@ export const environmentSchema = z
       .describe('Gateways and logins by connection name (lower-case letters, digits, -); a report names its own with "connection"'),
     /** Off by default: turn it on once the secret holds real credentials and a manual run succeeded. */
     schedulesEnabled: z.boolean().default(false),
+    /**
+     * Who hears the alarms: one entry per channel, each naming its kind (lib/environment/alarm-channels.ts). Amazon Q
+     * Developer in chat applications carries Slack and Teams; PagerDuty and Opsgenie are subscribed over HTTPS with
+     * their URL read from a Secrets Manager secret (docs/deploy.md, "Alarms and who hears them").
+     */
+    alarmChannels: z.array(alarmChannelSchema).default([]),
+    /** Older form of e-mail entries of alarmChannels: the same channels. */
     alarmEmails: z.array(z.email()).default([]),
     /** retain: buckets, keys, secret and logs outlive the stack (payments data is never lost by a `cdk destroy`). */
     removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
@@ -343,9 +328,18 @@ export const environmentSchema = z
     }
     for (const issue of connectionProblems(e)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of networkProblems(e.network)) ctx.addIssue({ code: 'custom', ...issue, path: ['network', ...issue.path] });
+    for (const [first, again] of repeatedChannels([...e.alarmChannels, ...legacyChannels(e.alarmEmails, e.alarmChat)])) {
+      const where = (i: number) => (i < e.alarmChannels.length ? `entry ${i}` : 'alarmEmails or alarmChat');
+      ctx.addIssue({ code: 'custom', path: ['alarmChannels'], message: `${where(again)} names the channel of ${where(first)} again: list each channel once` });
+    }
   })
   // The top-level gateway and secret are the connection "default": past here every connection is in one list.
-  .transform(({ gateway, secret, connections, ...rest }) => ({ ...rest, connections: connectionsOf(gateway, secret, connections) }));
+  // alarmEmails and alarmChat are alarmChannels entries written the older way: past here there is one list.
+  .transform(({ gateway, secret, connections, alarmChannels, alarmEmails, alarmChat, ...rest }) => ({
+    ...rest,
+    connections: connectionsOf(gateway, secret, connections),
+    alarmChannels: [...alarmChannels, ...legacyChannels(alarmEmails, alarmChat)],
+  }));
 
 type RawEnvironment = { gateway?: unknown; secret?: z.output<typeof secretSchema>; connections?: Record<string, z.output<typeof connectionSchema>> };
 
@@ -411,7 +405,8 @@ export type EnvironmentConfig = z.output<typeof environmentSchema>;
 
 /** Validates one environment; the error names the file and every bad field. */
 export function parseEnvironment(raw: unknown, file: string): EnvironmentConfig {
-  const parsed = environmentSchema.safeParse(raw);
+  // Our words where the schema has none of its own (refusal-wording.ts), never zod's.
+  const parsed = environmentSchema.safeParse(raw, { error: refusalWording });
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.map(String).join('.') || '(root)'}: ${i.message}`);
     throw new ConfigurationError(`${file}: environment is invalid:\n${lines.join('\n')}`);

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import * as z from 'zod';
 import { CONNECTION_NAME } from '../../functions/core/connections/connection.js';
+import { alarmChannelSchema, CHANNEL_KINDS, channelEntrySchema } from './alarm-channels.js';
 import { environmentSchema, LOG_RETENTION_DAYS } from './environments.js';
 import { LOG_LEVELS } from './log-levels.js';
 
@@ -23,6 +24,14 @@ export function environmentJsonSchema(): Record<string, unknown> {
       if (ctx.zodSchema === fields.logLevel.def.innerType) ctx.jsonSchema.enum = [...LOG_LEVELS];
       if (ctx.zodSchema === fields.logRetentionDays.def.innerType) ctx.jsonSchema.enum = [...LOG_RETENTION_DAYS];
       if (ctx.zodSchema === fields.connections.def.innerType) ctx.jsonSchema.propertyNames = { type: 'string', pattern: CONNECTION_NAME.source };
+      // An entry is read by its kind first (lib/environment/alarm-channels.ts): show editors each kind's fields.
+      if (ctx.zodSchema === alarmChannelSchema) {
+        for (const key of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[key];
+        ctx.jsonSchema.oneOf = CHANNEL_KINDS.map((kind) => {
+          const { $schema: _, ...entry } = z.toJSONSchema(channelEntrySchema(kind), { io: 'input', target: 'draft-07' }) as Record<string, unknown>;
+          return entry;
+        });
+      }
     },
   }) as Record<string, unknown>;
 }

@@ -33,11 +33,15 @@ function acknowledgePrefixes(grantee: iam.IGrantable, bucket: s3.IBucket, prefix
   }
 }
 
-/** GetObject (HeadObject too) of any version under the prefixes, and kms:Decrypt. */
-export function grantObjectRead(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: readonly string[]): void {
+/**
+ * GetObject (HeadObject too) under the prefixes, and kms:Decrypt. `versions`: also of a given version
+ * (s3:GetObjectVersion), for a reader that names the version it was told of (the parse function reads the version
+ * of the raw file its S3 notification names); the manifests' readers read the current object only.
+ */
+export function grantObjectRead(grantee: iam.IGrantable, bucket: s3.IBucket, prefixes: readonly string[], options: { versions?: boolean } = {}): void {
   iam.Grant.addToPrincipal({
     grantee,
-    actions: ['s3:GetObject', 's3:GetObjectVersion'],
+    actions: ['s3:GetObject', ...(options.versions ? ['s3:GetObjectVersion'] : [])],
     resourceArns: prefixes.map((p) => bucket.arnForObjects(`${p}*`)),
   });
   keyOf(bucket).grant(grantee, 'kms:Decrypt');

@@ -11,6 +11,7 @@ import { signatureMethodOf, SIGNING, type GatewaySecret, type SignatureMethod } 
 import { formatLocalDateTime, parseLocalDateTime, parseWindowSize, windowAt, windowsStartingIn, type ReportWindow } from '../../functions/core/time/window.js';
 import { resolveTargets, type CheckTarget } from './check-targets.js';
 import { emptyWindowNote } from '../pipeline/check-summary.js';
+import { unusedConnectionWarning } from '../../lib/environment/unused-connections.js';
 
 /**
  * `reports check`: the connector check (as Airbyte calls it) for a first contact with a gateway. One signed
@@ -140,8 +141,11 @@ function unrequested(target: CheckTarget, report: ReportDefinition | undefined, 
     result.error = { code: problem.code, message: problem.message };
     result.verdict = `NOT OK: ${problem.code}: the credentials could not be read: ${FIX_BY_CODE[problem.code] ?? 'see the message'}`;
   } else {
+    // Not a failure (exit 0), but a warning: the stack still deploys the connection (lib/environment/unused-connections.ts).
     result.ok = true;
-    result.verdict = 'NOT CHECKED: no report of the catalog names this connection, so nothing would be requested over it';
+    result.verdict = opts.environment
+      ? `NOT CHECKED: ${unusedConnectionWarning(opts.environment, target.connection)}`
+      : 'NOT CHECKED: no report of the catalog names this connection, so nothing would be requested over it';
   }
   return result;
 }
@@ -295,7 +299,8 @@ export function formatConnectionVerdicts(results: readonly CheckResult[]): strin
     if (!checked.length) what = first.verdict;
     else if (failed.length) what = failed.map((r) => `report ${r.report}: ${r.verdict}`).join('; ');
     else what = `${checked.length === 1 ? 'report' : 'reports'} ${checked.map((r) => r.report).join(', ')}: ${OK}`;
-    return `  ${(failed.length ? 'NOT OK' : 'OK').padEnd(7)}${connection}: ${first.url || '(no endpoint)'}, ${who}; ${what}`;
+    const mark = failed.length ? 'NOT OK' : checked.length ? 'OK' : 'WARN';
+    return `  ${mark.padEnd(7)}${connection}: ${first.url || '(no endpoint)'}, ${who}; ${what}`;
   });
 }
 

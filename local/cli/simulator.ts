@@ -24,6 +24,7 @@ export interface SimulatorCommandOptions {
   chunked?: boolean;
   sample?: string[];
   periodTo?: PeriodToReading;
+  refuse?: string[];
 }
 
 export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promise<void> {
@@ -34,6 +35,7 @@ export async function runSimulatorCommand(opts: SimulatorCommandOptions): Promis
     secretsDir: opts.secretsDir,
     rowsPerDay: opts.rowsPerDay,
     periodTo: opts.periodTo,
+    refuse: opts.refuse,
     volume: volumeShapeFrom(opts),
     fault: opts.fault
       ? { mode: opts.fault, times: opts.times, delayMs: opts.delayMs, retryAfterSeconds: opts.retryAfter }

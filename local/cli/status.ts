@@ -18,13 +18,14 @@ import { athenaType, ident, literal, PARTITION_KEY, valueAggregates, type ValueA
 import { parseWindowSize } from '../../functions/core/time/window.js';
 import { deployedStaleItem } from '../lake/stale-notice.js';
 import { checkAlarms } from './status-alarms.js';
+import { subscriptionName, whenPending } from '../alarms/subscription-names.js';
 import { checkConnectionSecret, connectionItem, lastRefusals, type ReportLoad, type StatusConnection } from './status-connections.js';
 import { DOCS, errorName, formatAge, OPERATIONS, unknown, type StatusItem } from './status-items.js';
 
 /**
  * `reports status --environment NAME`: after a deploy, with the operator's AWS credentials, what is in place and
  * what is left to do. Reads the stack's outputs (and prints the egress IPs to allow-list when the stack has them), then
- * one check per item: alarm subscriptions confirmed, the alarms in ALARM with the reports each names (local/cli/status-alarms.ts),
+ * one check per item: alarm channels subscribed and confirmed (each named by its kind, an integration by its key's last four characters), the alarms in ALARM with the reports each names (local/cli/status-alarms.ts),
  * schedules enabled; per connection (local/cli/status-connections.ts)
  * its reports with their newest load and its newest refusal, its secret (named by the environment file) no longer
  * holding the placeholder, and the newest load of each of its reports (outcome, age); messages waiting in each
@@ -132,34 +133,35 @@ async function stackOutputs(input: StatusInput): Promise<{ items: StatusItem[]; 
 }
 
 async function checkSubscriptions(input: StatusInput, topicArn: string): Promise<StatusItem> {
-  const item = 'alarm e-mails';
-  const subscriptions: Array<{ endpoint: string; pending: boolean }> = [];
+  const item = 'alarm channels';
+  const subscriptions: Array<{ name: string; pending?: string }> = [];
   try {
     let token: string | undefined;
     do {
       const page = await input.clients.sns.send(new ListSubscriptionsByTopicCommand({ TopicArn: topicArn, NextToken: token }));
-      for (const s of page.Subscriptions ?? []) subscriptions.push({ endpoint: endpointName(s.Endpoint), pending: s.SubscriptionArn === 'PendingConfirmation' });
+      for (const s of page.Subscriptions ?? []) {
+        // Shown by kind (local/alarms/subscription-names.ts): an integration's endpoint holds its key, never printed.
+        const listed = { protocol: s.Protocol, endpoint: s.Endpoint };
+        subscriptions.push({ name: subscriptionName(listed), pending: s.SubscriptionArn === 'PendingConfirmation' ? whenPending(listed) : undefined });
+      }
       token = page.NextToken;
     } while (token);
   } catch (e) {
     return unknown(item, e, 'sns:ListSubscriptionsByTopic');
   }
   if (!subscriptions.length) {
-    return { item, verdict: 'TODO', detail: 'nobody receives the alarms: set alarmEmails or alarmChat in the environment and deploy, or subscribe an endpoint to the topic' };
+    return { item, verdict: 'TODO', detail: `nobody receives the alarms: add alarmChannels to the environment and deploy (${DOCS}, "Alarms and who hears them")` };
   }
   const pending = subscriptions.filter((s) => s.pending);
   if (pending.length) {
     return {
       item,
       verdict: 'TODO',
-      detail: `${pending.length} of ${subscriptions.length} not confirmed (${pending.map((p) => p.endpoint).join(', ')}): follow the link in the "AWS Notification - Subscription Confirmation" mail; no alarm reaches them until then`,
+      detail: `${pending.length} of ${subscriptions.length} not confirmed (${pending.map((p) => `${p.name}: ${p.pending}`).join('; ')}); no alarm reaches them until then`,
     };
   }
-  return { item, verdict: 'OK', detail: `${subscriptions.length} confirmed (${subscriptions.map((s) => s.endpoint).join(', ')})` };
+  return { item, verdict: 'OK', detail: `${subscriptions.length} confirmed (${subscriptions.map((s) => s.name).join(', ')}); send a test page: npm run reports -- alarms test --environment ${input.environment}` };
 }
-
-/** A subscription as the operator knows it: the address, or the chat service (alarmChat) by name rather than its HTTPS endpoint. */
-const endpointName = (endpoint: string | undefined) => (/\.chatbot\.amazonaws\.com/.test(endpoint ?? '') ? 'chat (Amazon Q Developer)' : (endpoint ?? '?'));
 
 /**
  * The EgressIps output (lib/constructs/egress.ts), present only with a `network` setting: what to give a gateway that accepts

@@ -1,4 +1,4 @@
-import { CONNECTION_NAME, DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
+import { CONNECTION_NAME, CONNECTION_NAME_RULE, DEFAULT_CONNECTION } from '../../functions/core/connections/connection.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { validateGatewayUrl } from '../../functions/core/gateway/request.js';
 import type { GatewaySecret } from '../../functions/core/gateway/signature-methods.js';
@@ -33,10 +33,14 @@ export interface RealGateway {
 
 const listOf = (v: string | readonly string[] | undefined): readonly string[] => (v === undefined ? [] : typeof v === 'string' ? [v] : v);
 
-/** `name=value` as [name, value] when it starts with a connection name; else the default connection's value. */
+/**
+ * `name=value` as [name, value] when it starts with a connection name; else the default connection's value.
+ * Connection names are lower-case, so `Beta=…` is the connection `beta`: read otherwise it would be a value of the
+ * default connection, and the run would answer about a connection the user never named.
+ */
 export function connectionValue(value: string): [connection: string, value: string] {
   const eq = value.indexOf('=');
-  const name = eq > 0 ? value.slice(0, eq) : '';
+  const name = eq > 0 ? value.slice(0, eq).toLowerCase() : '';
   return CONNECTION_NAME.test(name) ? [name, value.slice(eq + 1)] : [DEFAULT_CONNECTION, value];
 }
 
@@ -45,11 +49,25 @@ function byConnection(flag: string, values: readonly string[]): Map<string, stri
   const out = new Map<string, string>();
   for (const v of values) {
     const [connection, value] = connectionValue(v);
+    refuseNameLike(flag, v, connection);
     if (!value) throw new ConfigurationError(`${flag} ${v}: expected ${flag === '--gateway-url' ? 'CONNECTION=URL or URL' : 'CONNECTION=FILE or FILE'}.`);
     if (out.has(connection)) throw new ConfigurationError(`${flag} is given twice for the connection "${connection}": one ${flag === '--gateway-url' ? 'gateway' : 'secret file'} per connection.`);
     out.set(connection, value);
   }
   return out;
+}
+
+/**
+ * A value read as the default connection's that starts like `name=` with a name that is not a connection name
+ * (`my_provider=…`): refused, naming it as given, rather than sent to the default connection.
+ */
+function refuseNameLike(flag: string, given: string, connection: string): void {
+  if (connection !== DEFAULT_CONNECTION) return;
+  const m = /^([A-Za-z0-9][\w.-]*)=/.exec(given);
+  if (!m || CONNECTION_NAME.test(m[1]!.toLowerCase())) return;
+  throw new ConfigurationError(
+    `${flag} ${given}: "${m[1]}" is not a connection name: connection names ${CONNECTION_NAME_RULE} (write a file whose name has "=" as ./${given}).`,
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import type { GatewayConnection } from '../../functions/fetch-report/fetch-windo
 import type { Simulator, SimulatorOptions } from '../simulator/index.js';
 import type { RealGateway } from './connection-flags.js';
 import { RequestLimiter } from './request-bound.js';
+import { connectionLogin } from '../simulator/test-accounts.js';
 
 /**
  * The gateway behind each connection of a local run: a real one when the run was given its URL and secret, else an
@@ -40,8 +41,8 @@ export interface LocalGatewaysOptions {
   boundOf: (connection: string) => number;
 }
 
-/** The test login of a connection's simulator: `sim-<connection>-hmac`, `sim-<connection>-rsa`. */
-export const simulatorLogin = (connection: string, account: 'hmac' | 'rsa'): string => `sim-${connection}-${account}`;
+/** The test login of a connection's simulator: `sim-<connection>-hmac`, `sim-<connection>-rsa` (test-accounts.ts). */
+export const simulatorLogin = connectionLogin;
 
 interface Started {
   connection: LocalConnection;

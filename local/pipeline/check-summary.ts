@@ -50,7 +50,7 @@ export const PERIOD_DOC = 'docs/add-a-report.md, "The period a body asks for"';
  * Silent once the volume check judged the window: its finding, or its band holding 0, has said it.
  */
 export function emptyWindowNote(
-  report: Pick<ReportDefinition, 'bodyTemplate'>,
+  report: Pick<ReportDefinition, 'bodyTemplate' | 'periodTo'>,
   window: ReportWindow,
   records: number | undefined,
   checks?: readonly QualityCheck[],
@@ -58,5 +58,5 @@ export function emptyWindowNote(
   // History that judged the window (a finding, or a band that holds 0) has said what there is to say.
   const judged = checks?.some((c) => c.check === 'volume-rows' && c.outcome !== 'skipped');
   if (records !== 0 || judged || checkMark(checks) === 'FLAGGED') return undefined;
-  return `0 records: is the period right? The body asked for ${describePeriod(report.bodyTemplate, window)} (${PERIOD_DOC}).`;
+  return `0 records: is the period right? The body asked for ${describePeriod(report.bodyTemplate, window, report.periodTo)} (${PERIOD_DOC}).`;
 }

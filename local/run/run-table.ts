@@ -63,6 +63,9 @@ export class RunTable {
       `  ${report}${windowLabel(item.report, item.window).padEnd(this.windowWidth)}  ${format.padEnd(6)}  ${o.status.padEnd(10)}  ${count(o.rowsWritten).padStart(5)}` +
         `  ${count(o.rowsRejected).padStart(8)}  ${kib(o.bytes).padStart(13)}  ${kib(o.parquetBytes).padStart(12)}  ${String(o.durationMs).padStart(6)}  ${checkMark(o.manifest?.checks)}`,
     );
+    if (o.fetched?.secretReread) {
+      this.print('      the gateway refused the secret read earlier; re-read after the refusal, it had changed, and this window was fetched with the new value');
+    }
     if (o.error) this.print(`      ${o.error.stage} failed: ${o.error.code}: ${o.error.message}`);
     for (const finding of findingsOf(o.manifest?.checks)) this.print(`      ${finding}`);
     const empty = o.status === 'loaded' && o.fetched?.kind === 'csv' ? emptyWindowNote(item.report, item.window, o.rowsWritten + o.rowsRejected, o.manifest?.checks) : undefined;

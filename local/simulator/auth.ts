@@ -33,7 +33,9 @@ export type RefusalReason =
   | 'stale-timestamp'
   | 'unverifiable-body'
   | 'bad-signature'
-  | 'replayed-nonce';
+  | 'replayed-nonce'
+  /** A good signature of a login the simulator was told to refuse (`npm run simulator -- --refuse <connection>`). */
+  | 'login-refused';
 
 export type AuthResult =
   | { ok: true; login: string; signatureMethod: string; nonce: string; timestamp: string }

@@ -1,4 +1,5 @@
 import type { ReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import type { PeriodToReading } from '../../functions/core/definitions/period-check.js';
 import { compilePattern, parseDate, parseTimestamp } from '../../functions/core/csv/value-parsers.js';
 import { addSeconds, parseWindowSize, windowAt, type LocalDateTime, type ReportWindow } from '../../functions/core/time/window.js';
 import { delimiterProblem, isSupportedEncoding } from './report-csv.js';
@@ -16,18 +17,11 @@ export const SIMULATED_REPORT_IDENTIFIER = 'custom-transactions-report';
 export const MAX_WINDOW_DAYS = 31;
 
 /**
- * How the simulated gateway reads a period's "to" (the provider does not say). `instant` is the reading
- * docs/add-a-report.md teaches and the catalog checks (functions/core/definitions/period-check.ts): each bound is
- * the instant it writes, a date alone that day's 00:00, and the template's {{window.end}} or {{window.last}} says
- * whether "to" is exclusive or inclusive. `whole-day` is the other common one: a "to" written without a time
- * includes that whole day. Serving a definition under both shows which templates hold for either provider.
+ * How the simulated gateway reads a period's "to": each definition's `periodTo` (functions/core/definitions/
+ * period-check.ts), unless the simulator was started with another (`--period-to`), to show how a definition fares
+ * at a provider that reads it otherwise.
  */
-export const PERIOD_TO_READINGS = {
-  instant: 'each bound is the instant it writes (a date alone is its 00:00); {{window.end}} is an exclusive "to", {{window.last}} an inclusive one',
-  'whole-day': 'a "to" written without a time includes that whole day',
-} as const;
-export type PeriodToReading = keyof typeof PERIOD_TO_READINGS;
-export const DEFAULT_PERIOD_TO: PeriodToReading = 'instant';
+export { DEFAULT_PERIOD_TO, PERIOD_TO_READINGS, type PeriodToReading } from '../../functions/core/definitions/period-check.js';
 
 export interface ReportRequest {
   reportIdentifier: string;
@@ -78,7 +72,7 @@ export function parseReportRequest(
   contentType: string | undefined,
   body: string,
   definitions: readonly ReportDefinition[] = [],
-  { onlyDefinitions = false, periodTo = DEFAULT_PERIOD_TO }: { onlyDefinitions?: boolean; periodTo?: PeriodToReading } = {},
+  { onlyDefinitions = false, periodTo }: { onlyDefinitions?: boolean; periodTo?: PeriodToReading } = {},
 ): ParsedRequest {
   const mediaType = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (mediaType !== 'application/json') {
@@ -116,7 +110,7 @@ export function parseReportRequest(
 
   const reportName = typeof b.reportName === 'string' && b.reportName ? b.reportName : (definition?.description ?? 'Custom transactions report');
   if (definition) {
-    const found = windowByTemplate(definition, b, periodTo);
+    const found = windowByTemplate(definition, b, periodTo ?? definition.periodTo);
     if (!found.ok) return fail(found.problem);
     const { window, dateFrom, dateTo } = found;
     if (epochMs(window.start) >= epochMs(window.end)) return fail('The window start must be before its end.');

@@ -12,7 +12,7 @@
  *     htmlError (200 text/html error page), emptyBody (200 text/csv, zero bytes). Before authentication.
  *  5. Authentication (see auth.ts): missing/garbled header, missing oauth_* parameter, oauth_version not
  *     1.0, unknown login, a method other than the login's, timestamp more than maxSkewSeconds (default 300)
- *     from the simulator's clock, bad signature, replayed nonce. Every refusal is the spec's answer:
+ *     from the simulator's clock, bad signature, replayed nonce, a login of `refuseLogins`. Every refusal is the spec's answer:
  *     HTTP 200, Content-Type text/plain, body NOT_AUTHORISED_MESSAGE, the same for every cause (the cause
  *     is only recorded in `requests`).
  *  6. Body (see report-request.ts): every problem is HTTP 400, Content-Type text/plain; charset=UTF-8, one
@@ -106,7 +106,12 @@ export interface SimulatorOptions extends TestAccountOverrides {
   onlyReports?: boolean;
   /** Report id -> a file served as that report's answer to every request (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
-  /** How a period's "to" is read (report-request.ts PERIOD_TO_READINGS); default `instant`, as the docs teach. */
+  /**
+   * Logins answered with the refusal although their signature is good: the provider refusing one connection's
+   * login (`npm run simulator -- --refuse <connection>`), for the refusal drill without a second simulator.
+   */
+  refuseLogins?: readonly string[];
+  /** How a period's "to" is read for every report (PERIOD_TO_READINGS); default: as each definition's `periodTo` says. */
   periodTo?: PeriodToReading;
   /** Called once per request with its log entry (the standalone simulator prints them). */
   onRequest?: (entry: LoggedRequest) => void;
@@ -228,7 +233,8 @@ async function handleRequest(sim: SimulatorState, req: IncomingMessage, res: Ser
   const early = await answerEarlyFault(sim, ex);
   if (early === 'ended') return;
 
-  const verdict = sim.auth.check({ method: 'POST', url: ex.url, authorization: req.headers.authorization, body, now: sim.now() });
+  const checked = sim.auth.check({ method: 'POST', url: ex.url, authorization: req.headers.authorization, body, now: sim.now() });
+  const verdict = checked.ok && sim.options.refuseLogins?.includes(checked.login) ? { ok: false as const, reason: 'login-refused' as const } : checked;
   if (!verdict.ok) {
     // Exactly the spec's refusal: 200, text/plain, one sentence, whatever the cause.
     res.writeHead(200, { 'Content-Type': 'text/plain' }).end(NOT_AUTHORISED_MESSAGE);

@@ -8,7 +8,9 @@ import type { ReportDefinition } from '../../functions/core/definitions/report-d
 import { FAULT_MODES, type FaultMode, type FaultOptions } from './faults.js';
 import { DECODABLE_CODINGS, isDecodable } from '../../functions/core/gateway/content-coding.js';
 import type { TransportOptions } from './transport.js';
-import { startSimulator, type LoggedRequest, type Simulator } from './server.js';
+import { NOT_AUTHORISED_MESSAGE, startSimulator, type LoggedRequest, type Simulator } from './server.js';
+import { connectionAccounts, connectionsOf, refusedLogins, tryCommands } from './connection-accounts.js';
+import { gatewayAccountOf } from '../../functions/core/gateway/signature-methods.js';
 import { describeTestAccounts, testAccountFiles, type TestAccountFiles } from './test-accounts.js';
 import { volumeShapeFrom, type VolumeShape } from './volume.js';
 import { DEFAULT_PERIOD_TO, PERIOD_TO_READINGS, type PeriodToReading } from './report-request.js';
@@ -39,8 +41,10 @@ export interface StandaloneOptions {
   reports?: readonly ReportDefinition[];
   /** Report id -> a file answered for that report (`--sample ID=FILE`). */
   samples?: Readonly<Record<string, string>>;
-  /** How a period's "to" is read (`--period-to`; report-request.ts PERIOD_TO_READINGS). */
+  /** How a period's "to" is read for every report (`--period-to`); default: as each definition's `periodTo` says. */
   periodTo?: PeriodToReading;
+  /** Connections whose logins are answered with the provider's refusal (`--refuse`; connection-accounts.ts). */
+  refuse?: readonly string[];
   /** Stop when aborted, besides SIGINT/SIGTERM (for tests and embedding). */
   signal?: AbortSignal;
   /** Where the text goes; default console.log. */
@@ -52,6 +56,8 @@ export interface StandaloneOptions {
 export interface StandaloneReady {
   simulator: Simulator;
   files: TestAccountFiles;
+  /** The secret file of each connection other than `default`, by connection. */
+  connectionFiles: Record<string, string>;
 }
 
 const describeRequest = (r: LoggedRequest) =>
@@ -61,16 +67,23 @@ const describeRequest = (r: LoggedRequest) =>
 /** Runs until SIGINT, SIGTERM or `signal`, then closes the server and resolves. */
 export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Promise<void> {
   const print = opts.print ?? ((line: string) => console.log(line));
+  const reports = opts.reports ?? loadCatalog().reports;
+  const connections = connectionsOf(reports);
+  const refuseLogins = refusedLogins(opts.refuse ?? [], connections);
+  // The accounts' logins are known before the port: their files go under it once it is.
+  const logins = connectionAccounts(connections, '');
   let simulator: Simulator;
   try {
     simulator = await startSimulator({
+      accounts: logins.map((a) => gatewayAccountOf(a.secret)),
+      refuseLogins,
       port: opts.port,
       pathPrefix: opts.pathPrefix,
       fault: opts.fault,
       rowsPerDay: opts.rowsPerDay,
       volume: opts.volume,
       transport: opts.transport,
-      reports: opts.reports ?? loadCatalog().reports,
+      reports,
       samples: opts.samples,
       periodTo: opts.periodTo,
       onRequest: (r) => print(describeRequest(r)),
@@ -86,6 +99,11 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
     // Owner-only, like any key file, even though these are test keys; what is handed over is public.
     for (const file of written) await writeFile(file.path, file.content, { mode: file.secret ? 0o600 : 0o644 });
     const files = Object.fromEntries(written.map((f) => [f.key, f.path])) as TestAccountFiles;
+    const accounts = connectionAccounts(connections, dir);
+    for (const a of accounts) {
+      await mkdir(join(dir, a.connection), { recursive: true, mode: 0o700 });
+      await writeFile(a.file, `${JSON.stringify(a.secret, null, 2)}\n`, { mode: 0o600 });
+    }
 
     const shown = (p: string) => relative(process.cwd(), p) || p;
     const shownFile = (key: string) => shown(written.find((f) => f.key === key)!.path);
@@ -97,17 +115,21 @@ export async function runStandaloneSimulator(opts: StandaloneOptions = {}): Prom
       'Gateway simulator running.',
       `  URL:         ${simulator.url}`,
       ...describeTestAccounts(simulator.credentials, shownFile),
+      ...accounts.map((a) => `  ${`${a.connection}:`.padEnd(13)}login "${a.secret.login}" (HMAC-SHA1, the control key above) -> ${shown(a.file)}`),
+      ...(refuseLogins.length ? [`  Refused:     ${(opts.refuse ?? []).map((c) => c.toLowerCase()).join(', ')}: logins ${refuseLogins.map((l) => `"${l}"`).join(', ')} get "${NOT_AUTHORISED_MESSAGE}"`] : []),
       `  Fault mode:  ${fault}`,
       `  Transport:   ${describeTransport(opts.transport)}`,
       `  Volume:      ${describeVolume(opts.rowsPerDay ?? 250, opts.volume)}`,
-      `  Period "to": ${opts.periodTo ?? DEFAULT_PERIOD_TO}: ${PERIOD_TO_READINGS[opts.periodTo ?? DEFAULT_PERIOD_TO]}`,
+      opts.periodTo
+        ? `  Period "to": ${opts.periodTo}, for every report: ${PERIOD_TO_READINGS[opts.periodTo]}`
+        : `  Period "to": as each definition's "periodTo" says (default ${DEFAULT_PERIOD_TO}: ${PERIOD_TO_READINGS[DEFAULT_PERIOD_TO]})`,
       '  These are throwaway test credentials made for this simulator (a new RSA key pair at every start);',
       '  they are printed on purpose and open nothing else.',
       'Try:',
-      ...secretFiles.map((f) => `  npm start -- --gateway-url ${simulator.url} --secret-file ${shown(f.path)}`),
+      ...tryCommands(simulator.url, connections, secretFiles.map((f) => f.path), accounts, shown).map((c) => `  ${c}`),
       'Stop with Ctrl-C.',
     ].forEach((line) => print(line));
-    opts.onReady?.({ simulator, files });
+    opts.onReady?.({ simulator, files, connectionFiles: Object.fromEntries(accounts.map((a) => [a.connection, a.file])) });
 
     await new Promise<void>((done) => {
       const stop = () => {
@@ -172,6 +194,7 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
       'content-type': { type: 'string' },
       compress: { type: 'string' },
       chunked: { type: 'boolean' },
+      refuse: { type: 'string', multiple: true },
     },
     strict: true,
   });
@@ -201,6 +224,7 @@ export function parseStandaloneArgs(argv: string[]): StandaloneOptions {
     volume: volumeShapeFrom({ weekdayVolume: values['weekday-volume'], dropDate: values['drop-date'] }),
     fault,
     transport: transportFrom({ contentType: values['content-type'], compress: values.compress, chunked: values.chunked }),
+    refuse: values.refuse,
   };
 }
 

@@ -72,6 +72,12 @@ export type TestAccountFiles = { [M in SignatureMethod as NameOf<M>]: string } &
 /** The general entry, for code that goes over every method (each entry is only ever given its own method's secret). */
 const accountOf = (method: SignatureMethod): TestAccount<SignatureMethod> => TEST_ACCOUNTS[method];
 
+/**
+ * The test login a simulator standing for one connection signs as: `sim-<connection>-hmac`, `sim-<connection>-rsa`
+ * (the embedded simulators of `npm start` and `reports check`, and `npm run simulator`'s accounts per connection).
+ */
+export const connectionLogin = (connection: string, account: 'hmac' | 'rsa'): string => `sim-${connection}-${account}`;
+
 /** The login of the default (HMAC-SHA1) test account, which generated rows are made for unless a request says otherwise. */
 export const DEFAULT_HMAC_LOGIN = TEST_ACCOUNTS['HMAC-SHA1'].login;
 export const DEFAULT_RSA_LOGIN = TEST_ACCOUNTS['RSA-SHA256'].login;

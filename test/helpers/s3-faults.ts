@@ -1,4 +1,4 @@
-import type { S3Client } from '@aws-sdk/client-s3';
+import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
 
 /**
  * S3 failures on demand, for an S3Client the code under test uses (the handlers' functionS3Client(), the local
@@ -28,6 +28,8 @@ export interface FaultRule {
   times?: number;
   /** Runs just before the failure is thrown (e.g. to look at the bucket at that moment). */
   before?: (call: SentCommand) => Promise<void> | void;
+  /** What is thrown (default: s3InternalError). */
+  error?: (call: SentCommand) => Error;
 }
 
 export interface S3FaultInjector {
@@ -46,6 +48,14 @@ export function s3InternalError(call: SentCommand): Error {
     $fault: 'server',
     $metadata: { httpStatusCode: 500, attempts: 3 },
   });
+}
+
+/**
+ * S3's 403 as the SDK throws it: what a GET answers for a key the caller may not read, and also for a missing key when
+ * the caller may not list it (the GetObject API page), which s3rver, granting everything, never sends.
+ */
+export function s3AccessDenied(call: SentCommand): Error {
+  return new S3ServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: `Access Denied (injected into ${call.command} of ${call.key ?? '?'})` });
 }
 
 let installed = 0;
@@ -73,7 +83,7 @@ export function injectS3Faults(client: S3Client, rules: FaultRule[] = []): S3Fau
           call.injected = true;
           injected++;
           await rule.before?.(call);
-          throw s3InternalError(call);
+          throw (rule.error ?? s3InternalError)(call);
         }
       }
       return next(args);

@@ -39,7 +39,6 @@ function build(overrides: Partial<AlarmsProps> = {}) {
     deadLetterQueues: f.deadLetterQueues,
     connections: ['default', 'payouts-eu'],
     key: f.key,
-    emails: ['ops@merchant.test', 'finance@merchant.test'],
     ...overrides,
   });
   new PipelineDashboard(stack, 'Dashboard', {
@@ -62,16 +61,24 @@ describe('Alarms', () => {
     Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).find((a) => (a.Properties as Cfn).AlarmName === `paynet-reports-test-${name}`)
       ?.Properties as Cfn;
 
-  it('sends to a KMS-encrypted, TLS-only topic with the configured e-mails', () => {
+  it('sends to a KMS-encrypted, TLS-only topic, which the channels subscribe to (test/infra/alarm-channels.test.ts), not the alarms', () => {
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [logicalIdOf(stack, f.key), 'Arn'] } });
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
     const endpoints = Object.values(resourcesOf(template, 'AWS::SNS::Subscription')).map((s) => (s.Properties as Cfn).Endpoint);
-    assert.deepEqual(endpoints.sort(), ['finance@merchant.test', 'ops@merchant.test']);
+    assert.deepEqual(endpoints, []);
     template.hasResourceProperties('AWS::KMS::Key', {
       KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' } })]) },
     });
+    // AWS's statement for services publishing to encrypted topics, as written: a condition CloudWatch's KMS
+    // requests do not carry would drop every notification without an error anywhere.
+    const keyStatements = Object.values(resourcesOf(template, 'AWS::KMS::Key')).flatMap((k) => (k.Properties as Cfn).KeyPolicy.Statement as Cfn[]);
+    const forCloudWatch = keyStatements.filter((s) => s.Principal?.Service === 'cloudwatch.amazonaws.com');
+    assert.equal(forCloudWatch.length, 1);
+    assert.deepEqual([...forCloudWatch[0].Action].sort(), ['kms:Decrypt', 'kms:GenerateDataKey*']);
+    assert.equal(forCloudWatch[0].Resource, '*');
+    assert.equal(forCloudWatch[0].Condition, undefined);
   });
 
   it('lets CloudWatch alarms of this account, and nothing else, publish beside the TLS deny', () => {
@@ -123,22 +130,23 @@ describe('Alarms', () => {
     }
   });
 
-  const perReportDims = `${Dimension.connection}, ${Dimension.environment}, ${Dimension.report}, ${Dimension.service}`;
+  // `connection` is a Metrics Insights reserved keyword: AWS reads it only double-quoted (lib/metrics-insights/).
+  const perReportDims = `"${Dimension.connection}", ${Dimension.environment}, ${Dimension.report}, ${Dimension.service}`;
   const expected: Record<(typeof REPORT_KINDS)[number], (connection: string) => { query: string; period: number }> = {
     'auth-refused': (c) => ({
-      query: `SELECT SUM(FetchOutcome) FROM SCHEMA(${METRIC_NAMESPACE}, connection, environment, outcome, report, service) WHERE environment = 'test' AND connection = '${c}' AND outcome = 'AuthenticationRefused' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      query: `SELECT SUM(FetchOutcome) FROM SCHEMA(${METRIC_NAMESPACE}, "connection", environment, outcome, report, service) WHERE environment = 'test' AND "connection" = '${c}' AND outcome = 'AuthenticationRefused' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
       period: 300,
     }),
     'rejected-rows': (c) => ({
-      query: `SELECT SUM(RowsRejected) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      query: `SELECT SUM(RowsRejected) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND "connection" = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
       period: 300,
     }),
     'data-quality': (c) => ({
-      query: `SELECT SUM(QualityFindings) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
+      query: `SELECT SUM(QualityFindings) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND "connection" = '${c}' GROUP BY report ORDER BY SUM() DESC LIMIT 100`,
       period: 300,
     }),
     'no-fresh-data': (c) => ({
-      query: `SELECT MAX(ReportStale) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND connection = '${c}' GROUP BY report ORDER BY MAX() DESC LIMIT 100`,
+      query: `SELECT MAX(ReportStale) FROM SCHEMA(${METRIC_NAMESPACE}, ${perReportDims}) WHERE environment = 'test' AND "connection" = '${c}' GROUP BY report ORDER BY MAX() DESC LIMIT 100`,
       period: 3600,
     }),
   };
@@ -181,18 +189,21 @@ describe('Dashboard', () => {
       assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     }
     // The per-report metrics through Metrics Insights queries, with the dimensions the handlers write
-    // (test/infra/dashboard.test.ts holds them to the limits).
+    // (test/infra/dashboard.test.ts holds them to the limits), read as CloudWatch reads the body: JSON.
+    const parts = (dashboard!.Properties as Cfn).DashboardBody['Fn::Join'][1] as Cfn[];
+    const widgets = (JSON.parse(parts.map((p) => (typeof p === 'string' ? p : 'ref')).join('')) as { widgets: { properties: Cfn }[] }).widgets;
+    const insights = widgets.flatMap((w) => ((w.properties.metrics ?? []) as Cfn[][]).flatMap((l) => (typeof l[0] === 'object' ? [String(l[0].expression)] : []))).join('\n');
     for (const metric of ['FetchOutcome', 'ReportStale', 'RowsRejected', 'QualityFindings', 'DuplicateKeys']) {
-      assert.ok(body.includes(`(${metric}) FROM SCHEMA(PaynetReports, connection, environment, `), `dashboard shows ${metric} per report`);
+      assert.ok(insights.includes(`(${metric}) FROM SCHEMA(PaynetReports, "connection", environment, `), `dashboard shows ${metric} per report`);
     }
     // The per-environment ones as plain metrics: no report dimension, every report together.
     for (const metric of ['LoadsCompleted', 'RowsWritten', 'FetchBytes', 'LoadLagSeconds']) assert.ok(body.includes(`\\"${metric}\\"`), `dashboard shows ${metric}`);
     // Every fetch outcome by name, per environment by a search, and failures per report and outcome.
     assert.match(body, /SEARCH\('\{PaynetReports,environment,outcome,service\} MetricName=[^ ]*FetchOutcome[^ ]* environment=[^ ]*test[^ ]*', 'Sum', 3600\)/);
-    assert.ok(body.includes('SELECT SUM(FetchOutcome) FROM SCHEMA(PaynetReports, connection, environment, outcome, report, service)'), 'fetch outcomes');
-    assert.ok(body.includes('GROUP BY report, outcome'), 'one line per report and outcome');
-    // A connection's reports are taken by its connection dimension, none listed by hand.
-    assert.ok(body.includes("connection = 'default'"), "the connection's query");
+    assert.ok(insights.includes('SELECT SUM(FetchOutcome) FROM SCHEMA(PaynetReports, "connection", environment, outcome, report, service)'), 'fetch outcomes');
+    assert.ok(insights.includes('GROUP BY report, outcome'), 'one line per report and outcome');
+    // A connection's reports are taken by its connection dimension (a reserved keyword: double-quoted), none listed by hand.
+    assert.ok(insights.includes(`"connection" = 'default'`), "the connection's query");
   });
 
   it('lists the flagged windows from the parse log, with the message and fields the parse logger writes', () => {

@@ -244,6 +244,17 @@ describe('Lambda bundles', () => {
     }
   });
 
+  it('contain nothing of the IAM evaluator the tests use (@cloud-copilot/*: iam-simulate is AGPL-3.0, for the tests only)', () => {
+    // Named on its own, beside the devDependency test: a license, not only a size, is at stake if it ever ships.
+    for (const [name, bundle] of Object.entries(built)) {
+      for (const [file, { metafile }] of Object.entries(bundle.outputs)) {
+        // By module, not by text: a bundle carrying package.json (build info) names every devDependency.
+        const bundled = Object.keys(metafile.inputs).filter((input) => input.includes('@cloud-copilot/') || input.includes('test/iam/'));
+        assert.deepEqual(bundled, [], `${name}/${file} bundles the tests' IAM evaluator`);
+      }
+    }
+  });
+
   it("contain none of the synthesis' own dependencies: the CDK, nor the saved-query parser (lib/saved-queries/saved-query-grammar.ts)", () => {
     // Dependencies, not devDependencies, since `cdk synth` needs them: the test above would let them in.
     const synthOnly = ['aws-cdk-lib', 'constructs', 'dt-sql-parser', 'antlr4ng', 'antlr4-c3'];

@@ -83,7 +83,7 @@ describe('an environment with two connections', () => {
     const reads = statements.filter((s) => secretActions(s).length);
     for (const s of reads) {
       assert.equal(s.Effect, 'Allow');
-      assert.deepEqual(secretActions(s).sort(), ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+      assert.deepEqual(secretActions(s), ['secretsmanager:GetSecretValue'], 'the value only: the function never describes the secret');
     }
     const resources = reads.flatMap((s) => [s.Resource].flat());
     assert.deepEqual(
@@ -165,10 +165,9 @@ describe('an environment with two connections', () => {
     for (const c of ['default', 'acme']) assert.ok(body.includes(`"${c} oldest (s)"`) || body.includes(`\\"${c} oldest (s)\\"`), c);
   });
 
-  it('warns, per connection, of an endpoint still on a placeholder host, naming the field', () => {
-    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('placeholder'));
-    assert.equal(warnings.length, 1);
-    assert.match(String(warnings[0]!.entry.data), /connections\.acme\.gateway\.endpointUrl of "test" \(connection "acme"\) is the shipped placeholder/);
+  it("does not call the user's own *.example host the shipped placeholder", () => {
+    // Before: acme's reports.acme.example (the user's own, as a test's or a demo's) was warned of as "the shipped placeholder".
+    assert.deepEqual(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('placeholder')), []);
   });
 
   it('passes the AWS Solutions and PCI DSS checks with nothing new acknowledged', () => {
@@ -176,6 +175,26 @@ describe('an environment with two connections', () => {
       const findings = pack.validateScope(app).violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
       assert.deepEqual(findings, [], pack.readPackName);
     }
+  });
+});
+
+describe('a connection no report names', () => {
+  it('is warned of at synth, naming where it is defined, and still deployed', () => {
+    // Before: the default connection's secret, queue and alarms were synthesized without a word.
+    const idle = synthPipeline(config, undefined, [definitionOver('acme_only', 'acme')]);
+    const warnings = Annotations.fromStack(idle.stack).findWarning('*', Match.stringLikeRegexp('no report names'));
+    assert.deepEqual(
+      warnings.map((w) => String(w.entry.data)),
+      [
+        'no report names the connection "default" (the top-level gateway and secret of config/environments/test.json), yet it gets a secret, ' +
+          'a scheduled-runs queue and alarms of its own: name it in a report\'s "connection", or remove it from the file. ' +
+          '[ack: paynet-reports:unusedConnection:default]',
+      ],
+    );
+    idle.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    assert.ok(idle.stack.fetch.queues.queueOf('default'));
+    // Every connection used: no such warning.
+    assert.deepEqual(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('no report names')), []);
   });
 });
 

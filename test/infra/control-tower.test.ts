@@ -8,15 +8,17 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { projectPath } from '../../lib/constructs/pipeline-function.js';
 import { ControlTowerChecks, runControlTower, type ControlTowerResult } from '../../lib/control-tower/checks.js';
 import { CONTROL_TOWER_EXEMPTIONS } from '../../lib/control-tower/exemptions.js';
+import { DEAD_LETTER_QUEUE } from '../../lib/policies/dead-letters.js';
 import { controlTowerRules, resourceTypesOf, rulesNotApplying } from '../../lib/control-tower/rule-selection.js';
 import { CfnGuardValidator } from '@cdklabs/cdk-validator-cfnguard';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { EVERY_CHANNEL_KIND } from '../helpers/alarm-channels.js';
 import { logicalIdOf, shippedEnvironment, synthPipeline, testConfig, type Cfn, type SynthesizedPipeline } from './helpers.js';
 
 /**
  * Issue 33: AWS Control Tower's proactive controls (cfn-guard rules, run at synth by lib/control-tower/checks.ts) over
  * the environments. Two syntheses with every pack: integration (destroy, 30-day logs, no network) and a governed
- * environment with every option a governed account uses (static egress IP, boundary, Object Lock, chat). That they
+ * environment with every option a governed account uses (static egress IP, boundary, Object Lock, every alarm channel kind). That they
  * synthesize at all is the first check: a finding outside lib/control-tower/exemptions.ts fails the synthesis.
  * stack.test.ts and governed-deploy.test.ts synthesize production and the other option sets with the same packs.
  */
@@ -29,7 +31,7 @@ const governed = synthPipeline(
     network: { staticEgressIp: true },
     permissionsBoundaryArn: BOUNDARY,
     raw: { objectLock: { mode: 'COMPLIANCE', days: 400 } },
-    alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] },
+    alarmChannels: EVERY_CHANNEL_KIND,
   }),
   addCompliancePacks,
 );
@@ -60,9 +62,40 @@ describe('Control Tower proactive controls at synth', () => {
   it('name the control and the resource of each finding once its exemption is gone', () => {
     const { result } = checked(integration, []);
     assert.deepEqual(result.findings.map((f) => `${f.control} ${f.resource}`).sort(), exemptedKeys(runs.integration.result));
-    const dlq = result.findings.find((f) => f.resource === 'Parse/DeadLetters/Resource');
-    assert.equal(dlq?.control, 'CT.SQS.PR.1');
-    assert.equal(dlq?.logicalId, logicalIdOf(integration.stack, integration.stack.parse.deadLetterQueue));
+    const logs = result.findings.find((f) => f.resource === 'Lake/AccessLogs/Resource' && f.control === 'CT.S3.PR.2');
+    assert.equal(logs?.logicalId, logicalIdOf(integration.stack, integration.stack.lake.accessLogsBucket));
+  });
+
+  it('pass CT.SQS.PR.1 on every dead-letter queue by its RedriveAllowPolicy, with no exemption', () => {
+    for (const p of [integration, governed]) {
+      const { result } = checked(p, []);
+      assert.deepEqual(result.findings.filter((f) => f.control === 'CT.SQS.PR.1'), [], p.stack.stackName);
+      const s = p.stack;
+      const deadLetterQueues = [s.fetch.scheduleDeadLetterQueue, s.fetch.failedRunsQueue, s.fetch.queues.deadLetterQueue, s.parse.deadLetterQueue, s.freshness.deadLetterQueue];
+      const queues = p.template.toJSON().Resources as Record<string, { Type: string; Properties: Cfn }>;
+      for (const q of deadLetterQueues) {
+        assert.deepEqual(queues[logicalIdOf(s, q)]?.Properties.RedriveAllowPolicy, { redrivePermission: 'allowAll' }, q.node.path);
+      }
+      // Every other queue has a dead-letter queue of its own.
+      const others = Object.entries(queues).filter(([id, r]) => r.Type === 'AWS::SQS::Queue' && !deadLetterQueues.some((q) => logicalIdOf(s, q) === id));
+      assert.ok(others.length >= 2);
+      for (const [id, r] of others) assert.ok(r.Properties.RedrivePolicy?.deadLetterTargetArn, id);
+    }
+  });
+
+  it('fail CT.SQS.PR.1 on a dead-letter queue without a RedriveAllowPolicy or with denyAll, and pass it with allowAll', () => {
+    const findingsFor = (redriveAllowPolicy?: sqs.RedriveAllowPolicy) => {
+      const app = new App();
+      const stack = new Stack(app, 'Bare');
+      const dlq = new sqs.Queue(stack, 'DeadLetters', { enforceSSL: true, redriveAllowPolicy });
+      new sqs.Queue(stack, 'Work', { enforceSSL: true, deadLetterQueue: { queue: dlq, maxReceiveCount: 1 } });
+      const assembly = app.synth();
+      const { findings } = runControlTower(app, [assembly.getStackByName('Bare').templateFullPath], []);
+      return findings.filter((f) => f.control === 'CT.SQS.PR.1').map((f) => `${f.control} ${f.resource}`);
+    };
+    assert.deepEqual(findingsFor(), ['CT.SQS.PR.1 DeadLetters/Resource']);
+    assert.deepEqual(findingsFor({ redrivePermission: sqs.RedrivePermission.DENY_ALL }), ['CT.SQS.PR.1 DeadLetters/Resource']);
+    assert.deepEqual(findingsFor(DEAD_LETTER_QUEUE.redriveAllowPolicy), []);
   });
 
   it("find with each template's own rules exactly what every rule finds (the selection only spares time)", () => {
@@ -72,7 +105,7 @@ describe('Control Tower proactive controls at synth', () => {
     const controlOf = (v: { ruleName: string; description: string }) => /^\[(CT\.[A-Z0-9]+\.PR\.\d+)\]/.exec(v.description)?.[1] ?? v.ruleName;
     const everyRule = all.flatMap((v) => v.violatingResources.map((r) => `${controlOf(v)} ${r.resourceLogicalId}`)).sort();
     const { result } = checked(governed, []);
-    assert.ok(everyRule.length > 10, `${everyRule.length} findings`);
+    assert.ok(everyRule.length >= 8, `${everyRule.length} findings`);
     assert.deepEqual(result.findings.map((f) => `${f.control} ${f.logicalId}`).sort(), everyRule);
     // A shard holds schedules, Glue tables and named queries: no rule names those types, so none reads it.
     const shard = files.find((f) => f.endsWith('.nested.template.json'))!;

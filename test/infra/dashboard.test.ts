@@ -11,6 +11,7 @@ import { Dimension, METRIC_NAMESPACE } from '../../functions/aws/metrics.js';
 import { parseReportDefinition, type ReportDefinition } from '../../functions/core/definitions/report-definition.js';
 import { PipelineDashboard } from '../../lib/constructs/dashboard.js';
 import { connectionScopes } from '../../lib/constructs/dashboard/connection-scopes.js';
+import { identifier } from '../../lib/metrics-insights/identifiers.js';
 import { DASHBOARD_LIMITS } from '../../lib/constructs/dashboard/limits.js';
 import { CHOSEN_CONNECTION } from '../../lib/constructs/dashboard/report-widgets.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
@@ -92,6 +93,8 @@ describe('Dashboard at scale', () => {
 
   it('keeps the body small beside the template it lives in: 128 KB at 500 reports', () => {
     // CloudFormation takes 1 MB per template; the body is the one part that grows with the catalog (the connections' report lists).
+    // PutDashboard documents no size of its own for DashboardBody: neither the SDK's model (@aws-sdk/client-cloudwatch)
+    // nor CloudFormation's schema of AWS::CloudWatch::Dashboard gives it a maximum length.
     assert.ok(large.text.length <= 128 * 1024, `${large.text.length} bytes`);
     assert.ok(large.text.length > small.text.length);
   });
@@ -113,7 +116,8 @@ describe('Dashboard at scale', () => {
         assert.equal(lines.length, 1, `${report.id} in "${widget.properties.title}"`);
         assert.match((lines[0]![0] as { label: string }).label, new RegExp(`^${report.connections[0]!}( \\d+/\\d+)?$`));
       }
-      const entries = variable!.values.filter((v) => v.value === scope.condition);
+      // The drop-down puts the scope's choice where the drill-down graphs' condition holds the pattern.
+      const entries = variable!.values.filter((v) => v.value === scope.choice);
       assert.equal(entries.length, 1, report.id);
       assert.ok(entries[0]!.label.startsWith(`${report.connections[0]!} `), entries[0]!.label);
     }
@@ -123,8 +127,8 @@ describe('Dashboard at scale', () => {
     // functions/aws/metrics.ts: a per-report series carries {connection, environment, report, service}, FetchOutcome adds outcome.
     const all = Object.values(Dimension) as string[];
     for (const d of [Dimension.connection, Dimension.environment, Dimension.report, Dimension.service]) assert.ok(all.includes(d), d);
-    const schema = `SCHEMA(${METRIC_NAMESPACE}, ${all.filter((d) => d !== Dimension.outcome).sort().join(', ')})`;
-    const outcomes = `SCHEMA(${METRIC_NAMESPACE}, ${[...all].sort().join(', ')})`;
+    const schema = `SCHEMA(${METRIC_NAMESPACE}, ${all.filter((d) => d !== Dimension.outcome).sort().map(identifier).join(', ')})`;
+    const outcomes = `SCHEMA(${METRIC_NAMESPACE}, ${[...all].sort().map(identifier).join(', ')})`;
     const [insights, searches] = [queriesOf(large.body).filter((q) => q.startsWith('SELECT ')), queriesOf(large.body).filter((q) => !q.startsWith('SELECT '))];
     // The one search is the environment's fetch outcomes, which carry no report dimension.
     for (const q of searches) assert.match(q, /^SEARCH\('\{PaynetReports,environment,outcome,service\} MetricName="FetchOutcome" environment="production"'/);
@@ -149,7 +153,9 @@ describe('connection scopes', () => {
 
   it('filters on a connection dimension, one scope per connection whatever its size, when the metrics carry one', () => {
     const scopes = connectionScopes(reports, { maxConditionLength: 10, byDimension: true });
-    assert.deepEqual(scopes.map((s) => s.condition), ["connection = 'acme'", "connection = 'north'"]);
+    // `connection` is a Metrics Insights reserved keyword: double-quoted; the drop-down chooses the name alone.
+    assert.deepEqual(scopes.map((s) => s.condition), [`"connection" = 'acme'`, `"connection" = 'north'`]);
+    assert.deepEqual(scopes.map((s) => s.choice), ['acme', 'north']);
   });
 
   it('refuses a report id no query can hold, saying what to do', () => {

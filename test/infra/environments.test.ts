@@ -7,6 +7,7 @@ import { ENVIRONMENTS_DIR, loadEnvironments, parseEnvironment, readEnvironmentSo
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { egressSettings } from '../../lib/constructs/egress.js';
 import { shippedEnvironment } from './helpers.js';
+import { CHANNEL_EXAMPLES, EVERY_CHANNEL_KIND, OPSGENIE_URL, PAGERDUTY_URL, TEST_KEYS } from '../helpers/alarm-channels.js';
 
 const minimal = {
   name: 'staging',
@@ -59,7 +60,7 @@ describe('environments configuration', () => {
     assert.equal(egressSettings(env.network), undefined);
     assert.equal(env.permissionsBoundaryArn, undefined);
     assert.deepEqual(env.tags, {});
-    assert.deepEqual(env.alarmChat, { slack: [], teams: [] });
+    assert.deepEqual(env.alarmChannels, [], 'nobody hears the alarms until the file says who');
   });
 
   it("refuses a log level at which Lambda's filter would drop the alarms' metric lines, saying why", () => {
@@ -206,10 +207,10 @@ describe('network, governance and chat settings', () => {
     });
     assert.equal(e.permissionsBoundaryArn, 'arn:aws:iam::123456789012:policy/org/boundary');
     assert.deepEqual(e.tags, { 'cost-center': 'payments 42', owner: 'data@merchant.test', empty: '' });
-    assert.deepEqual(e.alarmChat, { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }], teams: [] });
+    assert.deepEqual(e.alarmChannels, [{ kind: 'slack', workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }], 'alarmChat is read as alarmChannels entries');
 
     const teams = { teamId: '74361522-da01-538d-aa2e-ac7918c6bb92', channelId: '19%3ab6ef35dc342d56ba5654e6fc6d25a071%40thread.tacv2', tenantId: '11111111-2222-3333-4444-555555555555' };
-    assert.deepEqual(env({ alarmChat: { teams: [teams] } }).alarmChat.teams, [teams]);
+    assert.deepEqual(env({ alarmChat: { teams: [teams] } }).alarmChannels, [{ kind: 'teams', ...teams }]);
 
     const bad: Array<[string, Record<string, unknown>, RegExp]> = [
       ['a role for a boundary', { permissionsBoundaryArn: 'arn:aws:iam::123456789012:role/x' }, /permissionsBoundaryArn: must be an IAM managed policy ARN/],
@@ -225,5 +226,50 @@ describe('network, governance and chat settings', () => {
       ['an email channel', { alarmChat: { email: ['a@b.test'] } }, /email|unrecognized/i],
     ];
     for (const [what, extra, field] of bad) refuses(extra, field, what);
+  });
+
+  it('reads alarmChannels, each entry by its kind, the older alarmEmails and alarmChat after them as the same entries (issue 46)', () => {
+    const e = env({ alarmChannels: EVERY_CHANNEL_KIND, alarmEmails: ['finance@merchant.test'], alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] } });
+    assert.deepEqual(e.alarmChannels, [
+      ...EVERY_CHANNEL_KIND,
+      { kind: 'email', address: 'finance@merchant.test' },
+      { kind: 'slack', workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' },
+    ]);
+    assert.equal('alarmEmails' in e || 'alarmChat' in e, false, 'one list past the load');
+    // Opsgenie's EU host, and PagerDuty's.
+    env({ alarmChannels: [{ kind: 'pagerduty', integrationUrl: PAGERDUTY_URL.replace('events.', 'events.eu.') }, { kind: 'opsgenie', integrationUrl: OPSGENIE_URL.replace('.eu.', '.') }] });
+  });
+
+  it('refuses an Events API v2 URL, an http:// URL, an unknown kind, each naming the entry and the fix in our words, never the key', () => {
+    const pd = TEST_KEYS.pagerduty;
+    const bad: Array<[string, unknown, RegExp]> = [
+      [
+        'Events API v2',
+        { kind: 'pagerduty', integrationUrl: `https://events.pagerduty.com/v2/enqueue?routing_key=${pd}` },
+        /alarmChannels\.1\.integrationUrl: is the Events API v2 endpoint, which cannot read the messages SNS sends .*: add an "Amazon CloudWatch" integration to the PagerDuty service and copy its Integration URL \(https:\/\/events\.pagerduty\.com\/integration\/<key>\/enqueue\)/,
+      ],
+      ['http://', { kind: 'pagerduty', integrationUrl: PAGERDUTY_URL.replace('https:', 'http:') }, /alarmChannels\.1\.integrationUrl: must be https:\/\/: SNS would send the alarms, and the key in the URL, in clear/],
+      ['http:// Opsgenie', { kind: 'opsgenie', integrationUrl: OPSGENIE_URL.replace('https:', 'http:') }, /alarmChannels\.1\.integrationUrl: must be https:\/\//],
+      ['another host', { kind: 'opsgenie', integrationUrl: OPSGENIE_URL.replace('api.eu.opsgenie.com', 'api.opsgenie.example') }, /alarmChannels\.1\.integrationUrl: is not a URL of Opsgenie \(host api\.opsgenie\.example\): add an "Amazon CloudWatch" integration/],
+      ['a PagerDuty URL under opsgenie', { kind: 'opsgenie', integrationUrl: PAGERDUTY_URL }, /alarmChannels\.1\.integrationUrl: is not a URL of Opsgenie/],
+      ['an unknown kind', { kind: 'pager', integrationUrl: PAGERDUTY_URL }, /alarmChannels\.1\.kind: "kind" "pager" is not a channel kind: write one of "email", "slack", "teams", "pagerduty", "opsgenie"/],
+      ['no kind', { address: 'a@b.test' }, /alarmChannels\.1\.kind: no "kind": write one of "email"/],
+      ['a field of another kind', { kind: 'email', address: 'a@b.test', integrationUrl: PAGERDUTY_URL }, /alarmChannels\.1: "integrationUrl" is not a field of a "email" entry, which takes address: \{"kind": "email"/],
+      ['a missing field', { kind: 'slack', channelId: 'C1' }, /alarmChannels\.1\.workspaceId: a "slack" entry needs workspaceId as a string: \{"kind": "slack"/],
+      ['the same channel twice', { kind: 'email', address: 'ops@merchant.test' }, /alarmChannels: alarmEmails or alarmChat names the channel of entry 1 again: list each channel once/],
+    ];
+    for (const [what, entry, message] of bad) {
+      assert.throws(
+        () => env({ alarmChannels: [CHANNEL_EXAMPLES.slack, entry], alarmEmails: ['ops@merchant.test'] }),
+        (err: unknown) => {
+          const text = (err as Error).message;
+          assert.match(text, message, what);
+          assert.doesNotMatch(text, /Invalid input|Unrecognized key|expected/, `${what}: zod's words`);
+          for (const key of Object.values(TEST_KEYS)) assert.ok(!text.includes(key), `${what}: the key is in the message`);
+          return true;
+        },
+        what,
+      );
+    }
   });
 });

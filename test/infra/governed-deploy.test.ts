@@ -7,7 +7,8 @@ import { after, describe, it } from 'node:test';
 import { CfnResource, Stack, TagManager } from 'aws-cdk-lib';
 import { AwsSolutionsChecks, PCIDSS321Checks } from 'cdk-nag';
 import { loadEnvironments, readEnvironmentSources } from '../../lib/environment/environments.js';
-import { CHAT_GUARDRAIL_POLICY } from '../../lib/constructs/alarm-chat.js';
+import { EVERY_CHANNEL_KIND } from '../helpers/alarm-channels.js';
+import { CHAT_GUARDRAIL_POLICY } from '../../lib/constructs/alarm-channels/alarm-chat.js';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
 import { EGRESS_OUTPUT } from '../../lib/constructs/egress.js';
 import { VPC_ACCESS_ACTIONS } from '../../lib/constructs/pipeline-function.js';
@@ -48,6 +49,8 @@ writeFileSync(
       permissionsBoundaryArn: BOUNDARY,
       tags: { 'cost-center': 'payments-42', owner: 'data-team' },
       alarmChat: { slack: [{ workspaceId: 'T012ABCDE', channelId: 'C0123ABCD' }] },
+      // The paging services too: cdk-nag and the compliance packs see their HTTPS subscriptions.
+      alarmChannels: EVERY_CHANNEL_KIND.filter((c) => c.kind === 'pagerduty' || c.kind === 'opsgenie'),
     },
     null,
     2,

@@ -4,12 +4,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { App, Stack } from 'aws-cdk-lib';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { AwsSolutionsChecks, PCIDSS321Checks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { loadCatalog } from '../../functions/core/definitions/catalog-files.js';
 import { addCompliancePacks } from '../../lib/policies/compliance.js';
+import { SHIPPED_PLACEHOLDER_HOSTS } from '../../lib/environment/placeholder-hosts.js';
 import { MAX_RECEIVE_COUNT, MB_PER_VCPU, parquetEncoderFor, VISIBILITY_FACTOR } from '../../lib/constructs/parse.js';
 import { REQUIRED_OUTPUTS } from '../../local/cli/status.js';
 import { deployReadinessSuites } from './deploy-readiness.js';
@@ -32,6 +33,18 @@ const policies = () => Object.values(resourcesOf(template, 'AWS::IAM::Policy')).
 const policyOfRole = (role: object) => policies().find((p) => JSON.stringify(p.Roles) === JSON.stringify([{ Ref: id(role as never) }]));
 
 describe('ReportsPipelineStack', () => {
+  it('warns of the shipped placeholder host, naming the field, in each shipped environment', () => {
+    for (const [name, synthesized] of [['production', prod], ['integration', integ]] as const) {
+      const warnings = Annotations.fromStack(synthesized.stack).findWarning('*', Match.stringLikeRegexp('shipped placeholder'));
+      assert.equal(warnings.length, 1, name);
+      assert.match(String(warnings[0]!.entry.data), new RegExp(`gateway\\.endpointUrl of "${name}" \\(connection "default"\\) is the shipped placeholder`));
+    }
+    // Every shipped file's host is one the warning knows (lib/environment/placeholder-hosts.ts).
+    for (const env of [production, integration]) {
+      for (const c of env.connections) assert.ok(SHIPPED_PLACEHOLDER_HOSTS.includes(new URL(c.gateway.endpointUrl).hostname), c.gateway.endpointUrl);
+    }
+  });
+
   it('is named after its environment and environment-agnostic unless configured', () => {
     assert.equal(stack.stackName, 'PaynetReports-production');
     assert.equal(stack.terminationProtection, true);
@@ -111,7 +124,7 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(
         s3.map((s) => [[s.Action].flat().join(','), JSON.stringify(s.Resource), JSON.stringify(s.Condition ?? null)]),
         [
-          ['s3:GetObject,s3:GetObjectVersion', JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [curated, 'Arn'] }, '/manifests/*']] }), 'null'],
+          ['s3:GetObject', JSON.stringify({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [curated, 'Arn'] }, '/manifests/*']] }), 'null'],
           ['s3:ListBucket', JSON.stringify({ 'Fn::GetAtt': [curated, 'Arn'] }), JSON.stringify({ StringLike: { 's3:prefix': ['manifests/*'] } })],
         ],
       );
@@ -119,6 +132,21 @@ describe('ReportsPipelineStack', () => {
       assert.deepEqual(fn.Environment.Variables.CURATED_BUCKET, { Ref: curated });
       const schedule = resourcesOf(template, 'AWS::Scheduler::Schedule')[id(fresh.schedule)]!.Properties as Cfn;
       assert.deepEqual(JSON.parse(schedule.Target.Input), { scheduledTime: '<aws.scheduler.scheduled-time>' });
+    });
+
+    it("alarms on the freshness check's dead letters and on its absence, to the alarm topic, and lists its dead-letter queue for `reports status`", () => {
+      const fresh = prod.stack.freshness;
+      const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
+      const byName = (name: string) => alarms.find((a) => a.AlarmName === `paynet-reports-production-${name}`);
+      const topic = [{ Ref: id(prod.stack.alarms.topic) }];
+      const dead = byName('dead-letters-freshness-check');
+      assert.deepEqual([dead?.MetricName, dead?.Statistic, dead?.Threshold], ['ApproximateNumberOfMessagesVisible', 'Maximum', 1]);
+      assert.deepEqual(dead?.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id(fresh.deadLetterQueue), 'QueueName'] } }]);
+      const absent = byName('freshness-not-running');
+      assert.deepEqual([absent?.MetricName, absent?.Dimensions], ['Invocations', [{ Name: 'FunctionName', Value: { Ref: id(fresh.function.function) } }]]);
+      for (const a of [dead, absent]) assert.deepEqual([a?.AlarmActions, a?.OKActions], [topic, topic]);
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      assert.deepEqual(outputs.DeadLettersFreshnessCheckQueueUrl?.Value, { Ref: id(fresh.deadLetterQueue) });
     });
 
     it('sends failed invocations, with their error, to a dead-letter queue instead of retrying blindly', () => {
@@ -187,6 +215,7 @@ describe('ReportsPipelineStack', () => {
       'CuratedBucketName',
       'DashboardName',
       'DeadLettersFetchFailuresQueueUrl',
+      'DeadLettersFreshnessCheckQueueUrl',
       'DeadLettersParseQueueUrl',
       'DeadLettersScheduleQueueUrl',
       'DeadLettersScheduledRunsQueueUrl',
@@ -232,8 +261,9 @@ describe('ReportsPipelineStack', () => {
   describe('queues', () => {
     it('are all KMS-encrypted, TLS-only, and keep messages 14 days', () => {
       const queues = resourcesOf(template, 'AWS::SQS::Queue');
-      // Parse: notifications and their dead letters; fetch: the connection's queue, its dead letters, the scheduler's and Lambda's.
-      assert.equal(Object.keys(queues).length, 6);
+      // Parse: notifications and their dead letters; fetch: the connection's queue, its dead letters, the scheduler's and
+      // Lambda's; the freshness check's schedule: its dead letters.
+      assert.equal(Object.keys(queues).length, 7);
       for (const [logicalId, q] of Object.entries(queues)) {
         assert.ok((q.Properties as Cfn).KmsMasterKeyId, logicalId);
         assert.equal((q.Properties as Cfn).MessageRetentionPeriod, 14 * 24 * 3600, logicalId);

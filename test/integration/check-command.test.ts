@@ -5,12 +5,16 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
+import { docFiles } from '../helpers/doc-commands.js';
+import { simulatorLogin } from '../../local/connections/local-gateways.js';
+import { TEST_ACCOUNTS } from '../../local/simulator/test-accounts.js';
 import { readReportSources } from '../../functions/core/definitions/catalog-files.js';
 import { headerLine } from '../../functions/core/gateway/answer.js';
 import { parseAuthorizationHeader, signatureBaseString, type OAuthParams } from '../../functions/core/gateway/oauth.js';
@@ -252,5 +256,41 @@ describe('reports check --environment', () => {
     await assert.rejects(check({ environment: 'nowhere' }, { environmentsDir: pathToFileURL(`${dir}/`) }), /config\/environments\/nowhere\.json/);
     await assert.rejects(check({ environment: 'staging', gatewayUrl: 'https://x/y' }), /leave out --gateway-url/);
     await assert.rejects(check({ environment: '../etc' }), /not an environment name/);
+  });
+});
+
+describe('the simulator logins the docs name', () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  /** Every `sim-…` login written in README.md and docs/*.md, with the line it is on and the three before it. */
+  const written = docFiles(root).flatMap((file) => {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n');
+    return lines.flatMap((line, i) =>
+      [...line.matchAll(/\bsim-[A-Za-z0-9<>-]+/g)].map((m) => ({ where: `${file}:${i + 1}`, login: m[0], context: lines.slice(Math.max(0, i - 3), i + 1).join('\n') })),
+    );
+  });
+
+  it('are the logins the simulators issue: sim-<connection>-<account> for the connection named beside it', () => {
+    // Before: docs/gateway.md showed "sim-merchant-hmac" for the connection default and "sim-merchant-<connection>".
+    assert.ok(written.length > 0);
+    const standalone = Object.values(TEST_ACCOUNTS).map((a) => a.login as string);
+    const wrong = written.filter(({ login, context }) => {
+      const m = /^sim-(.+)-(hmac|rsa)$/.exec(login);
+      if (!m) return true;
+      const [, connection, account] = m as unknown as [string, string, 'hmac' | 'rsa'];
+      if (standalone.includes(login) && /npm run simulator|reports simulator/.test(context)) return false;
+      if (connection === '<connection>') return login !== simulatorLogin('<connection>', account);
+      const named = new RegExp(`(connection|Connection)[:\\s"]+${connection}\\b|^\\s+(OK|NOT OK)\\s+${connection}:|\`${connection}\``, 'm');
+      return login !== simulatorLogin(connection, account) || !named.test(context);
+    });
+    assert.deepEqual(wrong.map((w) => `${w.where}: ${w.login}`), []);
+  });
+
+  it('the check example shows the login the embedded simulator signs with', async () => {
+    const lines: string[] = [];
+    await runCheckCommand({ report: 'check_fixture', from: '2026-11-20', json: true }, (l) => lines.push(l), { catalog });
+    const [result] = JSON.parse(lines.join('\n')) as CheckResult[];
+    const doc = readFileSync(join(root, 'docs/gateway.md'), 'utf8');
+    assert.ok(doc.includes(`  Login:              "${result!.login}"`), `docs/gateway.md's check example, login ${result!.login}`);
+    assert.ok(doc.includes(`login "${result!.login}" (${result!.signatureMethod})`));
   });
 });

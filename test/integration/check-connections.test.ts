@@ -257,6 +257,23 @@ describe('reports check --environment with two connections', () => {
     assert.ok(!r.text.includes('not-the-key'));
   });
 
+  it('a connection no report names: WARN on its line, saying it is still deployed and what to do; exit 0', async (t) => {
+    if (skipWithoutTool(t, 'openssl')) return;
+    bothSecrets();
+    sm.on(GetSecretValueCommand, { SecretId: 'paynet-reports/idle/default' }).resolves({ SecretString: JSON.stringify(HMAC) });
+    const two = JSON.parse(await readFile(join(dir, 'two.json'), 'utf8')) as Record<string, unknown>;
+    // The top-level gateway and secret: the connection "default", which no report of this catalog names.
+    await writeFile(join(dir, 'idle.json'), JSON.stringify({ ...two, name: 'idle', gateway: { endpointUrl: gateways[0]!.url }, secret: { name: 'paynet-reports/idle/default', mode: 'existing' } }));
+    const r = await check({ environment: 'idle' }, deps());
+    assert.equal(r.code, 0, r.text);
+    const idle = verdictLines(r.text).find((l) => l.includes(' default: '));
+    // Before: "OK     default: …; NOT CHECKED: no report of the catalog names this connection, so nothing would be requested over it".
+    assert.match(
+      idle!,
+      /^ {2}WARN {3}default: .*NOT CHECKED: no report names the connection "default" \(the top-level gateway and secret of config\/environments\/idle\.json\), yet it gets a secret, a scheduled-runs queue and alarms of its own: name it in a report's "connection", or remove it from the file$/,
+    );
+  });
+
   it('a connection whose secret does not exist: NOT OK naming the secret, no request for it, the other checked', async (t) => {
     if (skipWithoutTool(t, 'openssl')) return;
     sm.on(GetSecretValueCommand, { SecretId: SECRETS['provider-a'] }).resolves({ SecretString: JSON.stringify(HMAC) });

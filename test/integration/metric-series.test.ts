@@ -22,8 +22,11 @@ import { feedKey } from '../helpers/feed-key.js';
 /** docs/deploy.md: a healthy report keeps no series with its name, whatever its window; the environment at most six. */
 const SERIES_PER_HEALTHY_REPORT: string[] = [];
 const SERIES_PER_ENVIRONMENT = ['FetchBytes', 'FetchDurationMs', 'FetchOutcome Success', 'LoadLagSeconds', 'LoadsCompleted', 'RowsWritten'];
-/** docs/deploy.md: three function alarms and four dead-letter alarms, then four per connection, none per report. */
-const FIXED_ALARMS = 7;
+/**
+ * docs/deploy.md: three function alarms, five dead-letter alarms and the freshness check's absence, then four per
+ * connection, none per report.
+ */
+const FIXED_ALARMS = 9;
 const ALARMS_PER_CONNECTION = 4;
 
 const dirs: string[] = [];
@@ -66,7 +69,7 @@ describe('metric series and alarms per report', () => {
     }
   });
 
-  it('the template holds no alarm per report: seven, then four per connection', () => {
+  it('the template holds no alarm per report: nine, then four per connection', () => {
     const one = synthPipeline(testConfig());
     const alarms = Object.values(resourcesOf(one.template, 'AWS::CloudWatch::Alarm')).map((a) => (a.Properties as Cfn).AlarmName as string);
     const connections = testConfig().connections.length;

@@ -1,5 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,34 @@ describe('the run summary', () => {
     assert.doesNotMatch(out, /^── /m);
     assert.match(out, /^Done: 3 window\(s\) asked: 0 loaded, 1 failed, 2 not tried; 0 rows fetched/m);
     assert.doesNotMatch(out, /not-the-key/);
+    // The secret file was read again after the refusal, and the output says so.
+    assert.match(out, /Its secret was re-read after the refusal: unchanged, so not retried\./);
+  });
+
+  it('a secret file swapped during the run: the refusal, the re-read and the new value are said under the window', async () => {
+    const swapped = join(dir, 'swapped.json');
+    await writeFile(swapped, JSON.stringify({ ...simulator.credentials.hmac, controlKey: 'not-the-key' }));
+    // The right value lands while the refusal is on its way: the run's re-read finds it.
+    const rotating = await startSimulator({
+      rowsPerDay: 20,
+      hmac: { controlKey: simulator.credentials.hmac.controlKey },
+      onRequest: (r) => {
+        if (r.outcome === 'refused') writeFileSync(swapped, JSON.stringify(simulator.credentials.hmac));
+      },
+    });
+    try {
+      const lines: string[] = [];
+      const summary = await runLocal(
+        { report: 'transactions', from: '2026-11-01', to: '2026-11-02', lake: join(dir, 'swapped-lake'), gatewayUrl: rotating.url, secretFile: swapped },
+        (l) => void lines.push(l),
+      );
+      const out = lines.join('\n');
+      assert.deepEqual([summary.loaded, summary.failedWindows], [1, 0], out);
+      assert.deepEqual(rotating.requests.map((r) => r.outcome), ['refused', 'report']);
+      assert.match(out, /^ {2}2026-11-01 .* loaded .*\n {6}the gateway refused the secret read earlier; re-read after the refusal, it had changed, and this window was fetched with the new value$/m);
+    } finally {
+      await rotating.close();
+    }
   });
 
   it('names the file of each window that rejected rows, at the end of the run', async () => {

@@ -79,6 +79,41 @@ describe('the simulator serves the reports of its catalog', () => {
     assert.deepEqual(await days('whole-day'), ['20.11.2026', '21.11.2026']);
   });
 
+  it('reads a date-only "to" as the definition\'s "periodTo" says, unless --period-to says otherwise for every report', async () => {
+    const raw = (readReportSources(fileURLToPath(new URL('../fixtures/report-shapes/', import.meta.url))).find((r) => r.file.endsWith('payouts_cp1251.json')) as { raw: object }).raw;
+    const wholeDay = ReportCatalog.fromSources([
+      {
+        file: 'whole_day.json',
+        raw: {
+          ...raw,
+          id: 'whole_day',
+          periodTo: 'whole-day',
+          bodyTemplate: {
+            ...payouts.bodyTemplate,
+            inputReportParameters: [
+              { type: 'INPUT_TEXT', name: 'periodFrom', value: '{{window.start:dd.MM.yyyy}}' },
+              { type: 'INPUT_TEXT', name: 'periodTo', value: '{{window.last:dd.MM.yyyy}}' },
+            ],
+          },
+        },
+      },
+    ]).get('whole_day');
+    const days = async (periodTo?: 'instant') => {
+      const sim = await startSimulator({ reports: [wholeDay], rowsPerDay: 24, periodTo });
+      try {
+        const answer = await call(sim, renderBody(wholeDay.bodyTemplate, window));
+        if (answer.status !== 200) return answer.status;
+        const text = iconv.decode(answer.bytes, 'windows-1251');
+        return [...new Set([...text.matchAll(/"(\d{2}\.\d{2}\.\d{4}) \d{2}:\d{2}"/g)].map((m) => m[1]!))].sort();
+      } finally {
+        await sim.close();
+      }
+    };
+    // The body says 20.11.2026 to 20.11.2026: the window's day for a whole-day provider; one instant, no rows, for an instant one.
+    assert.deepEqual(await days(), ['20.11.2026']);
+    assert.deepEqual(await days('instant'), []);
+  });
+
   it('reads the window where the template puts it, and says what is wrong when it is not there', () => {
     const body = renderBody(payouts.bodyTemplate, window) as { inputReportParameters: Array<{ value: string }> };
     const ok = parseReportRequest('application/json', JSON.stringify(body), catalog.reports);

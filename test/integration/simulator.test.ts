@@ -1,6 +1,6 @@
 import '../helpers/fixture-reports.js';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -24,8 +24,10 @@ import {
   type FaultOptions,
   type Simulator,
   type SimulatorOptions,
+  type StandaloneReady,
 } from '../../local/simulator/index.js';
 import { skipWithoutTool } from '../helpers/required-tools.js';
+import { useConnectionFixtures } from '../helpers/connection-fixtures.js';
 
 /** The gateway simulator over real HTTP on loopback, signed with the client's own oauth.ts. */
 
@@ -569,6 +571,50 @@ describe('standalone', () => {
       assert.equal(lines[lines.length - 1], 'Gateway simulator stopped.');
     } finally {
       stop.abort();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('standalone, one connection refused (--refuse)', () => {
+  it('answers that connection with the refusal; its printed Try: command runs every connection against it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sim-refuse-'));
+    const saved = { ...process.env };
+    const lines: string[] = [];
+    const stop = new AbortController();
+    let running: Promise<void> | undefined;
+    try {
+      await useConnectionFixtures(dir, [{ id: 'acme_tx', connection: 'acme' }, { id: 'beta_tx', connection: 'beta' }], { staging: [{ name: 'acme' }, { name: 'beta' }] });
+      await assert.rejects(runStandaloneSimulator({ secretsDir: join(dir, 'sim'), refuse: ['gamma'], print: () => undefined }), /--refuse gamma: no report uses the connection "gamma" \(the reports' connections: acme, beta\)/);
+      let ready!: (r: StandaloneReady) => void;
+      const started = new Promise<StandaloneReady>((r) => (ready = r));
+      running = runStandaloneSimulator({ secretsDir: join(dir, 'sim'), rowsPerDay: 5, refuse: ['Beta'], signal: stop.signal, print: (l) => lines.push(l), onReady: ready });
+      const { simulator, connectionFiles } = await started;
+      assert.deepEqual(Object.keys(connectionFiles), ['acme', 'beta']);
+      const out = lines.join('\n');
+      assert.match(out, /^ {2}Refused: {5}beta: logins "sim-beta-hmac" get "You are not authorized to perform this request\."$/m);
+      // Before: the only Try: lines pointed the connection "default" at it, which no report of this catalog uses.
+      const tries = lines.slice(lines.indexOf('Try:') + 1).filter((l) => l.startsWith('  npm start'));
+      assert.deepEqual(tries.length, 1, out);
+      const argv = tries[0]!.trim().split(/\s+/).slice(3);
+      assert.deepEqual(argv.filter((a) => a.startsWith('--')), ['--gateway-url', '--secret-file', '--gateway-url', '--secret-file']);
+      // As printed, with a lake of its own: acme loads from this simulator, beta is refused.
+      // Not spawnSync: the simulator answers from this process's event loop.
+      const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((done) => {
+        execFile(process.execPath, ['bin/reports.mjs', 'run', ...argv, '--lake', join(dir, 'lake')], { env: process.env }, (e, stdout, stderr) =>
+          done({ status: e ? ((e as { code?: number }).code ?? null) : 0, stdout, stderr }),
+        );
+      });
+      assert.equal(run.status, 1, run.stdout + run.stderr);
+      assert.match(run.stdout, /Connection "acme": http:\/\/127\.0\.0\.1:\d+\S+, login "sim-acme-hmac"/);
+      assert.match(run.stdout, /fetch failed: AuthenticationRefused: The gateway of connection "beta" refused to authorise login "sim-beta-hmac"/);
+      const answered = simulator.requests.map((r) => [r.login, r.outcome, r.detail ?? '']);
+      assert.ok(answered.some(([login, outcome]) => login === 'sim-acme-hmac' && outcome === 'report'), JSON.stringify(answered));
+      assert.deepEqual(answered.filter(([login]) => login === 'sim-beta-hmac'), [['sim-beta-hmac', 'refused', 'login-refused']]);
+    } finally {
+      stop.abort();
+      await running?.catch(() => undefined);
+      process.env = saved;
       await rm(dir, { recursive: true, force: true });
     }
   });

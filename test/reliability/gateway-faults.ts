@@ -173,7 +173,7 @@ describe('reliability: gateway faults through the fetch handler', () => {
     assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
     assert.equal(run.error.retryable, false);
     assert.match(run.error.message, /^The gateway of connection "default" refused to authorise login "reliability-hmac" signing with HMAC-SHA1: it said "You are not authorized/);
-    assert.match(run.error.message, /stops until it is fixed: "transactions"\..* Secrets Manager secret "paynet-reports\/reliability\/gateway"\. Not retried\.$/);
+    assert.match(run.error.message, /stops until it is fixed: "transactions"\..* Secrets Manager secret "paynet-reports\/reliability\/gateway"\. Its secret was re-read after the refusal: unchanged, so not retried\.$/);
     assert.equal(sim.requests.length, 1, 'one request: a refusal is never retried');
     assert.deepEqual([sim.requests[0]!.outcome, sim.requests[0]!.detail], ['refused', 'bad-signature']);
     assert.deepEqual(fetchOutcomes(run), ['AuthenticationRefused']);

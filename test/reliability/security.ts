@@ -156,7 +156,7 @@ describe('reliability: security', () => {
       const date = skewSeconds > 0 ? '2026-04-02' : '2026-04-03';
       const run = await w.fetch(backfillOf(date), `stale-${method}`);
       assert.ok(run.error instanceof AuthenticationRefused, String(run.error));
-      assert.match(run.error.message, /and that this machine's clock is right; put the new value into the connection's secret, Secrets Manager secret "[^"]+"\. Not retried\.$/);
+      assert.match(run.error.message, /and that this machine's clock is right; put the new value into the connection's secret, Secrets Manager secret "[^"]+"\. Its secret was re-read after the refusal: unchanged, so not retried\.$/);
       assert.deepEqual(sim.requests.map((r) => [r.outcome, r.detail]), [['refused', 'stale-timestamp']]);
       assert.deepEqual(fetchOutcomes(run), ['AuthenticationRefused']);
       await assertNothingStored(w, date);

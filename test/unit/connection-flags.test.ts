@@ -50,6 +50,24 @@ describe('--gateway-url and --secret-file', () => {
     assert.throws(() => parseConnectionFlags({ gatewayUrl: ['ftp://gateway.example/x'], secretFile: ['d.json'] }, known), /ftp/);
   });
 
+  it('reads a connection written in upper case as the lower-case name it must be, never as the default connection', () => {
+    // Before: `Beta=…` was a value of "default", refused as `no report uses the connection "default"`.
+    assert.deepEqual(connectionValue(`Provider-A=${URL_A}`), ['provider-a', URL_A]);
+    assert.deepEqual(
+      parseConnectionFlags({ gatewayUrl: [`PROVIDER-A=${URL_A}`], secretFile: ['Provider-A=a.json'] }, known),
+      [{ connection: 'provider-a', url: URL_A, secretFile: 'a.json' }],
+    );
+    assert.throws(() => parseConnectionFlags({ gatewayUrl: [`Nowhere=${URL_A}`], secretFile: ['Nowhere=a.json'] }, known), /no report uses the connection "nowhere" \(the reports' connections: default, provider-a\)/);
+  });
+
+  it('refuses a value that starts with a name no connection can have, naming it as given', () => {
+    assert.throws(
+      () => parseConnectionFlags({ gatewayUrl: [`my_provider=${URL_A}`], secretFile: ['a.json'] }, known),
+      /--gateway-url my_provider=https:\S+: "my_provider" is not a connection name: connection names must be 1-32 lower-case letters/,
+    );
+    assert.deepEqual(connectionValue('./my_file=x.json'), ['default', './my_file=x.json']);
+  });
+
   const dirs: string[] = [];
   after(async () => {
     for (const d of dirs) await rm(d, { recursive: true, force: true });

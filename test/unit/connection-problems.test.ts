@@ -29,10 +29,10 @@ describe('connectionProblems', () => {
     assert.ok(problems[1]!.includes('which config/environments/bare.json does not define (it has none).'), problems[1]);
   });
 
-  it('a connection no environment defines is one problem naming every environment file and both fixes', () => {
+  it('a connection no environment defines is one problem naming every environment file, the connections each defines, and both fixes', () => {
     assert.deepEqual(connectionProblems([payouts], [production, bare]), [
       'config/reports/payouts.json: report "payouts" uses connection "acme", which no environment defines ' +
-        '(config/environments/production.json, config/environments/bare.json). ' +
+        '(config/environments/production.json defines default; config/environments/bare.json defines none). ' +
         'Add it under "connections" of each environment file (docs/deploy.md, "Connections"), or name a defined one.',
     ]);
   });
@@ -40,7 +40,7 @@ describe('connectionProblems', () => {
   it('a single environment that lacks the connection is "no environment", not "does not define"', () => {
     const problems = connectionProblems([payouts], [production]);
     assert.equal(problems.length, 1);
-    assert.match(problems[0]!, /which no environment defines \(config\/environments\/production\.json\)\. Add it under "connections"/);
+    assert.match(problems[0]!, /which no environment defines \(config\/environments\/production\.json defines default\)\. Add it under "connections"/);
   });
 
   it('reports on a defined connection pass; the problems keep the reports\' order', () => {

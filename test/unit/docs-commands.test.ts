@@ -18,9 +18,10 @@ function parserOnly(): { program: Command; ran: () => string | undefined } {
   const quiet = (c: Command) => {
     c.exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined });
     c.action(() => void (ran = c.name()));
+    // Subcommands too (`alarms test`): a documented line must never run one.
+    for (const sub of c.commands) quiet(sub);
   };
   quiet(program);
-  for (const c of program.commands) quiet(c);
   return { program, ran: () => ran };
 }
 

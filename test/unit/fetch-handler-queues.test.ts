@@ -204,7 +204,7 @@ describe('fetch-report handler: runs from the connection queues', () => {
     assert.match(run.error.message, /^The gateway of connection "provider-b" refused to authorise login "provider-b-merchant" signing with RSA-SHA256: /);
     assert.match(run.error.message, /Every report over this connection stops until it is fixed: "payouts"\. /);
     assert.match(run.error.message, /Check that the provider holds your public key \(with that provider\)/);
-    assert.match(run.error.message, /put the new value into the connection's secret, Secrets Manager secret "paynet-reports\/test\/provider-b"\. Not retried\.$/);
+    assert.match(run.error.message, /put the new value into the connection's secret, Secrets Manager secret "paynet-reports\/test\/provider-b"\. Its secret was re-read after the refusal: unchanged, so not retried\.$/);
     assert.ok(!run.error.message.includes('"transactions"'), 'a report over another connection is not stopped');
 
     assert.deepEqual(simB.requests.slice(from).map((r) => [r.outcome, r.detail]), [['refused', 'bad-signature']]);

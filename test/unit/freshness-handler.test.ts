@@ -4,18 +4,20 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { REPORTS_DIR_VARIABLE } from '../../functions/core/definitions/catalog-files.js';
 import { earliestLoadedWindowDate, freshSince, isCompletedLoad, lookbackHours } from '../../functions/core/freshness/stale-reports.js';
 import { bucketNames } from '../../functions/core/naming.js';
 import { manifestKey } from '../../functions/core/lake/s3-keys.js';
 import { parseLocalDateTime, parseWindowSize, windowAt } from '../../functions/core/time/window.js';
+import { functionS3Client } from '../../functions/aws/env.js';
 import { putJson } from '../../functions/aws/s3-streams.js';
 import { handler } from '../../functions/check-freshness/handler.js';
 import { LOCAL_LAKE_CREDENTIALS, startLocalLake, type LocalLake } from '../../local/lake/local-lake.js';
 import { FIXTURE_REPORTS_DIR } from '../helpers/fixture-reports.js';
 import { captureJsonLines, dimensionSetOf, lambdaContext, metricPoints } from '../helpers/handler-harness.js';
 import { feedKey } from '../helpers/feed-key.js';
+import { injectS3Faults, s3AccessDenied } from '../helpers/s3-faults.js';
 
 /**
  * The freshness check through its event shape (the Scheduler's input, `scheduledTime`): the catalog's reports, their
@@ -64,10 +66,11 @@ beforeEach(async () => {
   if (keys.length) await lake.client.send(new DeleteObjectsCommand({ Bucket: buckets.curated, Delete: { Objects: keys } }));
 });
 
-/** A manifest of `report`'s window starting `start` (local), with the outcome given, written now. */
+/** A manifest of `report`'s window starting `start` (local), with the outcome given, written now; its key. */
 async function manifest(report: string, start: string, outcome: string, window = 'P1D') {
   const key = manifestKey(feedKey(report, report === 'payouts' ? 'payouts-eu' : 'default'), windowAt(parseLocalDateTime(start), parseWindowSize(window)));
   await putJson({ client: lake.client, bucket: buckets.curated, key, value: { version: 1, outcome } });
+  return key;
 }
 
 /** Today's local date in Moscow (the fixture's time zone) shifted by `days`, as the windows' dates are. */
@@ -127,6 +130,50 @@ describe('freshness check handler', () => {
     await manifest('transactions', '2025-11-20', 'loaded');
     const run = await check('req-fresh-6');
     assert.ok((run.result as { stale: Array<{ report: string }> }).stale.some((s) => s.report === 'transactions'));
+  });
+
+  it('does not count a manifest removed between the listing and the read, though S3 answers its GET with 403 (the role may not list the key)', async () => {
+    const vanishing = await manifest('transactions', moscowDate(-1), 'loaded');
+    await manifest('hourly', `${moscowDate(0)}T00:00`, 'loaded', 'PT6H');
+    await manifest('payouts', moscowDate(-1), 'loaded');
+    // Listed, then removed; its GET answers as S3 does for a missing key without s3:ListBucket on it: 403, not 404.
+    const faults = injectS3Faults(functionS3Client(), [
+      {
+        command: 'GetObjectCommand',
+        key: (k) => k === vanishing,
+        nth: 1,
+        before: async () => void (await lake.client.send(new DeleteObjectCommand({ Bucket: buckets.curated, Key: vanishing }))),
+        error: s3AccessDenied,
+      },
+    ]);
+    try {
+      const run = await check('req-fresh-9');
+      assert.equal(run.error, undefined, String(run.error));
+      assert.deepEqual(run.result, { checked: 3, stale: [{ report: 'transactions', connection: 'default', lookbackHours: 30 }] });
+      assert.equal(faults.injected, 1);
+      // The 403 was told from a refusal by listing the key itself: gone, so not a load.
+      assert.deepEqual(faults.commandsFor((k) => k === vanishing), ['GetObjectCommand']);
+      assert.ok(faults.sent.some((c) => c.command === 'ListObjectsV2Command'));
+    } finally {
+      faults.remove();
+    }
+  });
+
+  it('fails, naming the manifest, when a manifest that is still there is refused (403): a permission fault is not a late report', async () => {
+    await manifest('transactions', moscowDate(-1), 'loaded');
+    await manifest('hourly', `${moscowDate(0)}T00:00`, 'loaded', 'PT6H');
+    await manifest('payouts', moscowDate(-1), 'loaded');
+    // Every read refused, as with the role's s3:GetObject or the key's kms:Decrypt taken away by hand.
+    const faults = injectS3Faults(functionS3Client(), [{ command: 'GetObjectCommand', nth: 1, times: 1_000, error: s3AccessDenied }]);
+    try {
+      const run = await check('req-fresh-10');
+      assert.equal((run.error as { code?: string }).code, 'ConfigurationError', String(run.error));
+      assert.match(String(run.error), /s3:\/\/paynet-reports-freshness-curated[^ ]*\/manifests\/[a-z]+\/.* was refused \(AccessDenied\) although it exists/);
+      assert.match(String(run.error), /Redeploy the stack/);
+      assert.equal(run.result, undefined, 'no verdict on any report');
+    } finally {
+      faults.remove();
+    }
   });
 
   it('fails with a typed error naming the variable when the grace is not set, or the scheduled time is not a time', async () => {

@@ -108,7 +108,7 @@ describe('definition errors name the file, the report and the field', () => {
   });
 
   it('a missing reportIdentifier', () => {
-    assertNames(errorOf(shipped((d) => delete d.reportIdentifier)), 'reportIdentifier', 'expected string');
+    assertNames(errorOf(shipped((d) => delete d.reportIdentifier)), 'reportIdentifier', 'is missing: add it (a string in quotes)');
   });
 
   it('a column name that is not lower snake_case', () => {
@@ -196,15 +196,15 @@ describe('definition errors name the file, the report and the field', () => {
     assertNames(errorOf(shipped((d) => (d.keys = ['transaction_idd']))), 'keys[0]', '"transaction_idd" is not a column name (the columns are merchant_name, transaction_id');
     assertNames(errorOf(shipped((d) => (d.keys = ['order_description']))), 'keys[0]', 'nullable: a key column must always have a value');
     assertNames(errorOf(shipped((d) => (d.keys = ['transaction_id', 'transaction_id']))), 'keys[1]', 'listed twice');
-    assertNames(errorOf(shipped((d) => (d.keys = []))), 'keys', 'expected array to have >=1 items');
+    assertNames(errorOf(shipped((d) => (d.keys = []))), 'keys', 'must list at least one entry');
     assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'currency' }))), 'volume.sumColumn', 'is a string column: the sum needs a decimal or bigint column');
     assertNames(errorOf(shipped((d) => (d.volume = { sumColumn: 'amt' }))), 'volume.sumColumn', '"amt" is not a column name');
     const badType = errorOf(shipped((d) => ((d.columns[4].type = 'DECIMAL(18,3)'), (d.volume = { sumColumn: 'amount' }))));
     assertNames(badType, 'columns[4].type', 'types are written in lower case: "decimal(18,3)"');
     assert.doesNotMatch(badType, /volume\.sumColumn|undefined/, 'only the column\'s own type is named, not a sum on a column of no kind');
     assertNames(errorOf(shipped((d) => (d.volume = { historyWeeks: 2 }))), 'volume.minHistory', 'is 3 but historyWeeks is 2');
-    assertNames(errorOf(shipped((d) => (d.volume = { lowRatio: 1.5 }))), 'volume.lowRatio', 'expected number to be <1');
-    assertNames(errorOf(shipped((d) => (d.volume = { highRatio: 0.9 }))), 'volume.highRatio', 'expected number to be >1');
+    assertNames(errorOf(shipped((d) => (d.volume = { lowRatio: 1.5 }))), 'volume.lowRatio', 'must be less than 1');
+    assertNames(errorOf(shipped((d) => (d.volume = { highRatio: 0.9 }))), 'volume.highRatio', 'must be more than 1');
     assertNames(errorOf(shipped((d) => (d.volume = { skipDates: ['2026-02-30'] }))), 'volume.skipDates[0]', 'not a real calendar date');
     assertNames(errorOf(shipped((d) => (d.volume = { skipDates: ['31.12.2026'] }))), 'volume.skipDates[0]', 'must be a date YYYY-MM-DD');
     assertNames(errorOf(shipped((d) => (d.volume = { minRows: 5 }))), 'volume', 'minRows');
@@ -213,7 +213,7 @@ describe('definition errors name the file, the report and the field', () => {
   it('lists every bad field at once', () => {
     const msg = errorOf(shipped((d) => { d.columns[4].type = 'money'; delete d.reportIdentifier; }));
     assertNames(msg, 'columns[4].type', 'must be');
-    assertNames(msg, 'reportIdentifier', 'expected string');
+    assertNames(msg, 'reportIdentifier', 'is missing: add it');
   });
 
   it('placeholders left by infer-schema, even beside other errors', () => {
@@ -346,17 +346,17 @@ describe('each line of a definition error, as the user reads it', () => {
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].type = 'money')))), [
       'column "amount" (columns[4].type): "money": must be string, bigint, decimal(p,s), timestamp, date or boolean (lower case); for "money" write decimal(18,2)',
     ]);
-    assert.deepEqual(linesOf(errorOf(shipped((d) => delete d.columns[4].name))), ['column "Amount" (columns[4].name): Invalid input: expected string, received undefined']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => delete d.columns[4].name))), ['column "Amount" (columns[4].name): is missing: add it (a string in quotes)']);
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = { type: 'string' })))), [
-      'columns[4].header: Invalid input: expected string, received undefined',
-      'columns[4].name: Invalid input: expected string, received undefined',
+      'columns[4].header: is missing: add it (a string in quotes)',
+      'columns[4].name: is missing: add it (a string in quotes)',
     ]);
-    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].name = 7)))), ['column "Amount" (columns[4].name): Invalid input: expected string, received number']);
-    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = null)))), ['columns[4]: Invalid input: expected object, received null']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4].name = 7)))), ['column "Amount" (columns[4].name): must be a string in quotes, not the number 7']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = null)))), ['columns[4]: must be an object {…}, not null']);
     // A header that is not text does not name the column either.
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns[4] = { header: 5, type: 'string' })))), [
-      'columns[4].header: Invalid input: expected string, received number',
-      'columns[4].name: Invalid input: expected string, received undefined',
+      'columns[4].header: must be a string in quotes, not the number 5',
+      'columns[4].name: is missing: add it (a string in quotes)',
     ]);
   });
 
@@ -369,7 +369,7 @@ describe('each line of a definition error, as the user reads it', () => {
     assert.deepEqual(linesOf(errorOf(flag({ true: ['y'], false: ['Y'] }))), [
       'column "three_ds" (columns[9].values.false[0]): "Y" is listed as true and as false (tokens are compared without regard to case)',
     ]);
-    assert.match(linesOf(errorOf(flag({ true: [], false: ['N'] })))[0]!, /^column "three_ds" \(columns\[9\]\.values\.true\): Too small/);
+    assert.match(linesOf(errorOf(flag({ true: [], false: ['N'] })))[0]!, /^column "three_ds" \(columns\[9\]\.values\.true\): must list at least one entry$/);
     assert.deepEqual(linesOf(errorOf(flag({ true: ['Y'], false: [''] }))), ['column "three_ds" (columns[9].values.false[0]): an empty value is a null (or a rejected row), never a token']);
     const names = 'merchant_name, transaction_id, merchant_oid, created_date, amount, currency, transaction_type, order_description, date_of_report';
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.keys = ['x', 'x'])))), [
@@ -379,7 +379,7 @@ describe('each line of a definition error, as the user reads it', () => {
     ]);
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.volume = { skipDates: ['2026-01-01', '2026-02-29'] })))), ['volume.skipDates[1]: is not a real calendar date']);
     assert.deepEqual(linesOf(errorOf(shipped((d) => (d.columns = [])))), [
-      'columns: Too small: expected array to have >=1 items',
+      'columns: must list at least one entry',
       'keys[0]: "transaction_id" is not a column name (the columns are )',
     ]);
   });
@@ -465,7 +465,7 @@ describe('each line of a definition error, as the user reads it', () => {
 
   it('placeholders are listed even beside a field of the wrong type, which stops the other checks', () => {
     assert.deepEqual(linesOf(errorOf(shipped((d) => { d.reportIdentifier = FILL_ME; d.lookback = 'two'; }))), [
-      'lookback: Invalid input: expected number, received string',
+      'lookback: must be a number, not the string "two"',
       `reportIdentifier: still the placeholder ${FILL_ME} from \`reports infer-schema\`: fill it in`,
     ]);
   });
@@ -513,7 +513,7 @@ describe('each line of a definition error, as the user reads it', () => {
     for (const id of ['Payouts', '1payouts', 'payouts-2', '_payouts']) {
       assert.deepEqual(linesOf(errorOf(shipped((d) => (d.id = id)))).filter((l) => l.startsWith('id:')), ['id: must be lower snake_case: it names the Glue table and S3 prefixes'], id);
     }
-    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.description = null)))), ['description: Invalid input: expected string, received null']);
+    assert.deepEqual(linesOf(errorOf(shipped((d) => (d.description = null)))), ['description: must be a string in quotes, not null']);
     // A null in the body is the provider's business, and no placeholder.
     assert.equal(parseReportDefinition(shipped((d) => (d.bodyTemplate.filters = null)), FILE).bodyTemplate.filters, null);
   });

@@ -56,11 +56,36 @@ describe('the period a body template asks for', () => {
             '{{window.start:dd.MM.yyyy}} writes "15.01.2026" and {{window.last:dd.MM.yyyy}} writes "15.01.2026", read as 2026-01-15T00:00:00 to ' +
             "2026-01-15T00:00:00 (inclusive): a bound without a time is that day's 00:00, so the gateway would answer no rows. " +
             'Fix: if the provider\'s "to" is exclusive, write {{window.end:dd.MM.yyyy}} (the next day); if it is inclusive, give it the time: ' +
-            '{{window.last:dd.MM.yyyy HH:mm:ss}}.',
+            '{{window.last:dd.MM.yyyy HH:mm:ss}}; if it reads a date-only "to" as the whole day, say "periodTo": "whole-day" and write {{window.last:dd.MM.yyyy}}.',
         );
         return true;
       },
     );
+  });
+
+  it('a whole-day provider: {{window.last}} written as a date loads, {{window.end}} written as a date is refused for asking two days', () => {
+    const dates = (to: string) => templateWith('{{window.start:dd.MM.yyyy}}', to);
+    assert.equal(periodProblem(dates('{{window.last:dd.MM.yyyy}}'), 'P1D', 'whole-day'), undefined);
+    assert.equal(periodProblem(dates('{{window.last:dd.MM.yyyy HH:mm:ss}}'), 'P1D', 'whole-day'), undefined, 'a "to" with a time reads alike either way');
+    assert.equal(
+      periodProblem(dates('{{window.end:dd.MM.yyyy}}'), 'P1D', 'whole-day')?.message,
+      'the period is too long: for the window 2026-01-15T00:00:00/2026-01-16T00:00:00, {{window.start:dd.MM.yyyy}} writes "15.01.2026" and ' +
+        '{{window.end:dd.MM.yyyy}} writes "16.01.2026", read as 2026-01-15T00:00:00 to 2026-01-17T00:00:00 (exclusive: "periodTo" is "whole-day"): ' +
+        '2 days for a P1D window, so rows would load in more than one window. ' +
+        'Fix: this provider reads a date-only "to" as its whole day: write {{window.last:dd.MM.yyyy}} (the window\'s own day).',
+    );
+    // Under the default reading the same two templates are the other way round.
+    assert.match(periodProblem(dates('{{window.last:dd.MM.yyyy}}'), 'P1D')!.message, /^the period is empty: .* say "periodTo": "whole-day" and write \{\{window\.last:dd\.MM\.yyyy\}\}\.$/);
+    assert.equal(periodProblem(dates('{{window.end:dd.MM.yyyy}}'), 'P1D'), undefined);
+    const window = windowAt(SAMPLE_WINDOW_START, parseWindowSize('P1D'));
+    assert.equal(describePeriod(dates('{{window.last:dd.MM.yyyy}}'), window, 'whole-day'), '"15.01.2026" to "15.01.2026" (inclusive, whole days)');
+  });
+
+  it('a definition says its reading with "periodTo"; the load check follows it, and other words are refused', () => {
+    const raw = JSON.parse(readFileSync(REFUSED, 'utf8')) as Record<string, unknown>;
+    assert.equal(parseReportDefinition({ ...raw, periodTo: 'whole-day' }, 'x.json').periodTo, 'whole-day');
+    assert.equal(parseReportDefinition(definitions[0]!.raw, 'x.json').periodTo, 'instant', 'absent: instant, as before');
+    assert.throws(() => parseReportDefinition({ ...raw, periodTo: 'whole-day-inclusive' }, 'x.json'), /periodTo: must be one of "instant", "whole-day", not the string "whole-day-inclusive"/);
   });
 
   it('either fix the message gives loads', () => {

@@ -69,6 +69,18 @@ describe('RunCredentials', () => {
     assert.deepEqual(credentials.secret, OLD);
   });
 
+  it('keeps what its one re-read found, for the refusal to say', async () => {
+    for (const [answers, said] of [[[OLD, NEW], 'changed'], [[OLD, OLD], 'unchanged'], [[OLD, new Error('gone')], 'unreadable']] as const) {
+      const credentials = new RunCredentials(storeOf(...answers));
+      await credentials.load();
+      assert.equal(credentials.reread, undefined);
+      await credentials.renewAfterRefusal();
+      assert.equal(credentials.reread, said);
+      const refused = new AuthenticationRefused('merchant-a', 'HMAC-SHA1', 'no', 'the login').within({ connection: 'a', reports: ['r'], reread: credentials.reread });
+      assert.match(refused.message, said === 'changed' ? /had changed: the window was tried with the new value, which was refused too\. Not retried again\.$/ : said === 'unchanged' ? /re-read after the refusal: unchanged, so not retried\.$/ : /could not be re-read after the refusal: not retried\.$/);
+    }
+  });
+
   it('refuses to sign before the first read', () => {
     assert.throws(() => new RunCredentials(storeOf(OLD)).secret, /load\(\) was not awaited/);
   });

@@ -14,6 +14,7 @@ import { ListSchedulesCommand, SchedulerClient } from '@aws-sdk/client-scheduler
 import { DescribeSecretCommand, GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CloudWatchClient, DescribeAlarmContributorsCommand, DescribeAlarmsCommand, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { ListSubscriptionsByTopicCommand, SNSClient } from '@aws-sdk/client-sns';
+import { OPSGENIE_URL, PAGERDUTY_URL, TEST_KEYS } from '../helpers/alarm-channels.js';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { refuseWhatTrinoCannotParse } from '../../lib/saved-queries/saved-query-grammar.js';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -224,7 +225,7 @@ describe('reports status', () => {
     );
     assert.deepEqual(items.map((i) => i.item), [
       'stack',
-      'alarm e-mails',
+      'alarm channels',
       'alarms',
       'schedules',
       'connection default',
@@ -245,7 +246,7 @@ describe('reports status', () => {
     // Manifests from a week back on, by one listing that starts there: not the report's whole history.
     const listings = mocks.s3.commandCalls(ListObjectsV2Command, { Prefix: 'manifests/transactions/connection=default/', StartAfter: 'manifests/transactions/connection=default/dt=2026-11-13' });
     assert.equal(listings.length, 2, 'both pages');
-    assert.match(byItem(items, 'alarm e-mails').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
+    assert.match(byItem(items, 'alarm channels').detail, /2 confirmed \(ops@merchant\.test, finance@merchant\.test\)/);
     assert.match(byItem(items, 'newest load transactions').detail, /^dt=2026-11-20: loaded, 6 h ago, 250 rows written$/);
     assert.equal(
       byItem(items, 'rows transactions').detail,
@@ -291,7 +292,7 @@ describe('reports status', () => {
       verdict: 'TODO',
       detail: 'secret "paynet-reports/test/gateway" still holds the placeholder (REPLACE_ME): every fetch fails AuthenticationRefused until you put the credentials (docs/deploy.md, step 5)',
     });
-    assert.match(byItem(items, 'alarm e-mails').detail, /^1 of 2 not confirmed \(ops@merchant\.test\): follow the link/);
+    assert.match(byItem(items, 'alarm channels').detail, /^1 of 2 not confirmed \(ops@merchant\.test: follow the link/);
     assert.match(byItem(items, 'schedules').detail, /^2 of 2 disabled: .*"schedulesEnabled": true.*step 8/);
     assert.match(byItem(items, 'newest load transactions').detail, /nothing loaded yet: .*backfill --deployed.*step 6/);
     assert.equal(byItem(items, 'dead letters fetch-failures').verdict, 'TODO');
@@ -409,7 +410,26 @@ describe('reports status', () => {
         { Endpoint: 'https://global.sns-api.chatbot.amazonaws.com', Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:2` },
       ],
     });
-    assert.equal(byItem(await collectStatus(input()), 'alarm e-mails').detail, '2 confirmed (ops@merchant.test, chat (Amazon Q Developer))');
+    assert.equal(byItem(await collectStatus(input()), 'alarm channels').detail, '2 confirmed (ops@merchant.test, chat (Amazon Q Developer)); send a test page: npm run reports -- alarms test --environment test');
+  });
+
+  it('names a paging integration by its service and the last four characters of its key, never the URL (issue 46)', async () => {
+    healthy();
+    mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({
+      Subscriptions: [
+        { Endpoint: PAGERDUTY_URL, Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:1` },
+        { Endpoint: OPSGENIE_URL, Protocol: 'https', SubscriptionArn: 'PendingConfirmation' },
+        { Endpoint: `https://hooks.example.test/alarm/${TEST_KEYS.pagerduty}`, Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:3` },
+      ],
+    });
+    const items = await collectStatus(input());
+    const detail = byItem(items, 'alarm channels').detail;
+    assert.match(detail, /^1 of 3 not confirmed \(Opsgenie \(integration …f00d\): Opsgenie confirms on its first request/);
+    const all = formatStatus(items);
+    assert.match(all, /PagerDuty \(integration …cdef\)|Opsgenie \(integration …f00d\)/);
+    for (const key of Object.values(TEST_KEYS)) assert.ok(!all.includes(key), `the key ${key.slice(-4)} is printed`);
+    mocks.sns.on(ListSubscriptionsByTopicCommand).resolves({ Subscriptions: [{ Endpoint: PAGERDUTY_URL, Protocol: 'https', SubscriptionArn: `${outputs.AlarmTopicArn}:1` }] });
+    assert.equal(byItem(await collectStatus(input()), 'alarm channels').detail, '1 confirmed (PagerDuty (integration …cdef)); send a test page: npm run reports -- alarms test --environment test');
   });
 
   it('a stack deployed from an older version, without an output the checks read, is told to deploy this one', async () => {
@@ -670,7 +690,7 @@ describe('reports status: alarms in ALARM', () => {
 
   it('names the reports of a multi-report alarm (its contributors), and a plain alarm by its reason', async () => {
     healthy();
-    const query = "SELECT SUM(RowsRejected) FROM SCHEMA(PaynetReports, connection, environment, report, service) WHERE environment = 'test' AND connection = 'default' GROUP BY report ORDER BY SUM() DESC LIMIT 100";
+    const query = `SELECT SUM(RowsRejected) FROM SCHEMA(PaynetReports, "connection", environment, report, service) WHERE environment = 'test' AND "connection" = 'default' GROUP BY report ORDER BY SUM() DESC LIMIT 100`;
     mocks.cloudWatch.on(DescribeAlarmsCommand).resolves({
       MetricAlarms: [
         { AlarmName: 'paynet-reports-test-rejected-rows-default', Metrics: [{ Id: 'reports', Expression: query, Period: 300 }], StateUpdatedTimestamp: new Date(NOW.getTime() - 2 * 3_600_000) },

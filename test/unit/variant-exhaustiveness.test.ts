@@ -6,7 +6,7 @@ import { before, describe, it } from 'node:test';
 import ts from 'typescript';
 
 /**
- * Each variant (a signature method, a content coding, a fault mode, a body-signing rule) is named in one list
+ * Each variant (a signature method, a content coding, a fault mode, a body-signing rule, an alarm channel kind) is named in one list
  * and handled by tables keyed by that list (`satisfies Record<Kind, …>`) and switches that end in `never`.
  * This proves it the way a maintainer meets it: the list with one member more and nothing else changed must
  * not type-check, and the errors must name the tables and switches to fill in. The type checker runs in
@@ -35,6 +35,12 @@ const ROOTS = [
 ];
 
 /**
+ * The alarm channel kinds' modules: a program of their own, as their stack table brings aws-cdk-lib's declarations
+ * in, which the other variants' programs need not check each time.
+ */
+const CHANNEL_ROOTS = ['lib/environment/alarm-channels.ts', 'lib/constructs/alarm-channels/alarm-channels.ts', 'local/alarms/subscription-names.ts'];
+
+/**
  * Text inserted right after a marker (after the opening of a list, so the edit holds whatever the list holds),
  * or text taken out (one member's entry of a table).
  */
@@ -56,13 +62,13 @@ const parsed = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), 
   onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(ts.flattenDiagnosticMessageText(d.messageText, '\n')),
 })!;
 // Ambient declarations of the project (local/lake/s3rver.d.ts) are not imported by anything: give them as roots too.
-const roots = [...ROOTS.map((f) => join(ROOT, f)), ...parsed.fileNames.filter((f) => f.endsWith('.d.ts'))];
+const rootsOf = (files: readonly string[]) => [...files.map((f) => join(ROOT, f)), ...parsed.fileNames.filter((f) => f.endsWith('.d.ts'))];
 
 /** Parsed files shared by every program: only the edited file differs between them. */
 const sourceFiles = new Map<string, ts.SourceFile>();
 
 /** The project's type errors (packages aside) with `edits` applied to the text the checker sees. */
-function typeErrors(edits: readonly Edit[] = []): Found[] {
+function typeErrors(edits: readonly Edit[] = [], roots: readonly string[] = ROOTS): Found[] {
   const edited = new Map<string, string>();
   for (const e of edits) {
     const file = join(ROOT, e.file);
@@ -83,7 +89,7 @@ function typeErrors(edits: readonly Edit[] = []): Found[] {
     }
     return file;
   };
-  const program = ts.createProgram(roots, parsed.options, host);
+  const program = ts.createProgram(rootsOf(roots), parsed.options, host);
   return program
     .getSourceFiles()
     .filter((f) => !f.fileName.includes('/node_modules/'))
@@ -120,7 +126,7 @@ const filesOf = (errors: readonly Found[]) => [...new Set(errors.map((e) => e.wh
 describe('a variant named in its list without its entries does not compile', { timeout: 60_000 }, () => {
   before(() => {
     // The sources as they are type-check: every error below comes from the edit.
-    const errors = typeErrors();
+    const errors = [...typeErrors(), ...typeErrors([], CHANNEL_ROOTS)];
     assert.equal(errors.length, 0, shown(errors));
   });
 
@@ -183,6 +189,35 @@ describe('a variant named in its list without its entries does not compile', { t
     assert.deepEqual(filesOf(errors), [...new Set(incompleteTables(errors).map((t) => t.replace(/: .*$/, '')))].sort(), shown(errors));
     assert.ok(errors.every((e) => e.code === 1360 || /money|cannot be used to index|is not assignable to type 'never'/.test(e.message)), shown(errors));
   });
+
+  it('a sixth alarm channel kind: its fields and naming, its resources in the stack, how status shows its subscription', () => {
+    const errors = typeErrors([{ file: 'lib/environment/alarm-channels.ts', after: 'export const CHANNEL_KINDS = [', insert: "'webhook', " }], CHANNEL_ROOTS);
+    assert.deepEqual(
+      incompleteTables(errors),
+      [
+        'lib/constructs/alarm-channels/channel-resources.ts: CHANNEL_RESOURCES',
+        'lib/environment/alarm-channels.ts: CHANNELS',
+        'local/alarms/subscription-names.ts: SUBSCRIPTION_NAMES',
+      ],
+      shown(errors),
+    );
+    // Beside the three tables, only lookups of an entry by kind: in the kinds' own file, and the stack's dispatch.
+    const tableFiles = incompleteTables(errors).map((t) => t.replace(/: .*$/, ''));
+    assert.deepEqual(filesOf(errors), [...new Set([...tableFiles, 'lib/constructs/alarm-channels/alarm-channels.ts'])].sort(), shown(errors));
+    assert.ok(errors.every((e) => e.code === 1360 || /webhook|cannot be used to index|does not satisfy|is not assignable/.test(e.message)), shown(errors));
+  });
+
+  /** One entry of each table the pagerduty kind needed (CHANNELS aside: its entry spans lines): without it, that table alone fails. */
+  const PAGERDUTY_ENTRIES = [
+    ['lib/constructs/alarm-channels/channel-resources.ts', '  pagerduty: (scope, channel) => integrationSubscription(scope, channel),\n', 'CHANNEL_RESOURCES'],
+    ['local/alarms/subscription-names.ts', '  pagerduty: integration(PAGERDUTY),\n', 'SUBSCRIPTION_NAMES'],
+  ] as const;
+  for (const [file, remove, table] of PAGERDUTY_ENTRIES) {
+    it(`pagerduty without its ${table} entry (${file}) does not compile there`, () => {
+      const errors = typeErrors([{ file, remove }], CHANNEL_ROOTS);
+      assert.deepEqual(incompleteTables(errors), [`${file}: ${table}`], shown(errors));
+    });
+  }
 
   /** One line of each table the boolean kind needed: without it, that table alone fails. */
   const BOOLEAN_ENTRIES = [

@@ -30,9 +30,10 @@ export function connectionProblems(reports: readonly ReportConnection[], environ
   for (const r of reports) {
     const lacking = environments.filter((e) => !e.names.includes(r.connection));
     if (lacking.length === environments.length) {
-      const files = environments.map((e) => e.file).join(', ');
+      // The defined names beside each file: a misspelt connection is fixed by picking one of them.
+      const defined = environments.map((e) => `${e.file} defines ${e.names.join(', ') || 'none'}`).join('; ');
       problems.push(
-        `${r.file}: report "${r.id}" uses connection "${r.connection}", which no environment defines (${files}). ` +
+        `${r.file}: report "${r.id}" uses connection "${r.connection}", which no environment defines (${defined}). ` +
           `Add it under "connections" of each environment file (docs/deploy.md, "Connections"), or name a defined one.`,
       );
       continue;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ConfigurationError } from '../errors.js';
+import { refusalWording } from '../definitions/refusal-wording.js';
 
 /**
  * A connection: one gateway (its rpt-engine URL) reached with one login (one secret), and a bound on the requests
@@ -66,7 +67,7 @@ export function parseConnectionsVariable(text: string): Map<string, ConnectionEn
   } catch {
     throw new ConfigurationError(`${CONNECTIONS_VARIABLE} is not JSON: the stack sets it as {"<connection>": {"endpointUrl", "secretName"}}.`);
   }
-  const parsed = connectionsVariableSchema.safeParse(json);
+  const parsed = connectionsVariableSchema.safeParse(json, { error: refusalWording });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
     throw new ConfigurationError(`${CONNECTIONS_VARIABLE} is invalid (${problems}): the stack sets it as {"<connection>": {"endpointUrl", "secretName"}}.`);

@@ -38,6 +38,7 @@ export class RunCredentials {
   #secret: GatewaySecret | undefined;
   #fingerprint = '';
   #renewed = false;
+  #reread: 'changed' | 'unchanged' | 'unreadable' | undefined;
 
   constructor(private readonly source: SecretSource) {}
 
@@ -61,11 +62,21 @@ export class RunCredentials {
     try {
       fresh = await this.source.loadSecret({ fresh: true });
     } catch (error) {
+      this.#reread = 'unreadable';
       return { outcome: 'unreadable', error };
     }
-    if (secretFingerprint(fresh) === this.#fingerprint) return { outcome: 'unchanged' };
+    if (secretFingerprint(fresh) === this.#fingerprint) {
+      this.#reread = 'unchanged';
+      return { outcome: 'unchanged' };
+    }
     this.#use(fresh);
+    this.#reread = 'changed';
     return { outcome: 'changed' };
+  }
+
+  /** What the run's one re-read after a refusal found; undefined while there was none. */
+  get reread(): 'changed' | 'unchanged' | 'unreadable' | undefined {
+    return this.#reread;
   }
 
   #use(secret: GatewaySecret): void {

@@ -1,7 +1,8 @@
 import iconv from 'iconv-lite';
 import * as z from 'zod';
 import { findBadPlaceholderPaths, PLACEHOLDER_HELP } from '../gateway/body-template.js';
-import { periodProblem } from './period-check.js';
+import { DEFAULT_PERIOD_TO, PERIOD_TO_NAMES, PERIOD_TO_READINGS, periodProblem } from './period-check.js';
+import { refusalWording } from './refusal-wording.js';
 import { ConfigurationError } from '../errors.js';
 import { connectionName, DEFAULT_CONNECTION } from '../connections/connection.js';
 import { scheduleExpressionProblems } from '../time/schedule-expression.js';
@@ -325,6 +326,13 @@ export const reportDefinitionSchema = z
       )
       .default('P1D')
       .meta({ description: 'Length of one report window: whole days (P1D) or hours dividing a day (PT1H)', examples: ['P1D', 'PT1H'] }),
+    periodTo: z
+      .enum(PERIOD_TO_NAMES)
+      .default(DEFAULT_PERIOD_TO)
+      .describe(
+        `How the provider reads a period's "to" written without a time (docs/add-a-report.md, "The period a body asks for"): ` +
+          Object.entries(PERIOD_TO_READINGS).map(([r, m]) => `${r}: ${m}`).join('; '),
+      ),
     lookback: z.number().int().min(0).max(31).default(0).describe('Also re-fetch this many windows before the current one'),
     rejects: z.object({ maxShare: z.number().min(0).max(1).default(0) }).strict().default({ maxShare: 0 }),
     keys: z
@@ -361,7 +369,7 @@ export const reportDefinitionSchema = z
     checkConnections(d, ctx);
     checkBodyAgreement(d, ctx);
     checkQualityColumns(d, ctx);
-    const period = periodProblem(d.bodyTemplate, d.window);
+    const period = periodProblem(d.bodyTemplate, d.window, d.periodTo);
     if (period) ctx.addIssue({ code: 'custom', message: period.message, path: ['bodyTemplate', ...period.path] });
   })
   // Runs even when other fields failed (`when`), so a half-filled proposal lists every placeholder at once.
@@ -474,7 +482,8 @@ function withColumnName(raw: unknown, path: readonly PropertyKey[]): string | un
 
 /** Validates a parsed definition; the error names the file, the report and every bad field. */
 export function parseReportDefinition(raw: unknown, file: string): ReportDefinition {
-  const parsed = reportDefinitionSchema.safeParse(raw);
+  // Our words where the schema has none of its own (refusal-wording.ts), never zod's.
+  const parsed = reportDefinitionSchema.safeParse(raw, { error: refusalWording });
   const id = (raw as { id?: unknown } | null)?.id;
   const report = typeof id === 'string' ? `report "${id}"` : 'report (no id)';
   if (!parsed.success) {

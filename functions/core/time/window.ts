@@ -1,5 +1,4 @@
 import { ConfigurationError } from '../errors.js';
-import type { ReportDefinition } from '../definitions/report-definition.js';
 
 /**
  * Report windows. A window is a half-open range [start, end) of wall-clock times in the report's
@@ -140,15 +139,28 @@ export interface WindowRange {
 }
 
 /**
+ * What of a report its windows depend on: the window size ("P1D", "PT1H"). Declared here, not picked from the report
+ * definition, so time/ imports nothing of definitions/ (which imports time/): a report definition is one of these.
+ */
+export interface WindowedReport {
+  readonly window: string;
+}
+
+/** A report with its schedule: its zone places the default bounds (the last complete window). */
+export interface ScheduledReport extends WindowedReport {
+  readonly schedule: { readonly timeZone: string };
+}
+
+/**
  * A report's windows starting in [from, to), oldest first: the one way windows are listed (`npm start`, `backfill`,
  * `reparse`, the fetch function's backfill requests). A missing bound takes its default at `now` in the report's
  * zone: `from` the start of the last complete window, `to` the start of the current one (not complete yet), so
  * with neither it is the last complete window alone; a report without its schedule must give both. An empty range
  * gives no window: each caller says what was wrong in its own terms (flags, or fields of an event).
  */
-export function windowsStartingIn(report: Pick<ReportDefinition, 'window'>, range: Required<WindowRange>): ReportWindow[];
-export function windowsStartingIn(report: Pick<ReportDefinition, 'window' | 'schedule'>, range: WindowRange, now?: Date): ReportWindow[];
-export function windowsStartingIn(report: Pick<ReportDefinition, 'window'> & Partial<Pick<ReportDefinition, 'schedule'>>, range: WindowRange, now: Date = new Date()): ReportWindow[] {
+export function windowsStartingIn(report: WindowedReport, range: Required<WindowRange>): ReportWindow[];
+export function windowsStartingIn(report: ScheduledReport, range: WindowRange, now?: Date): ReportWindow[];
+export function windowsStartingIn(report: WindowedReport & Partial<ScheduledReport>, range: WindowRange, now: Date = new Date()): ReportWindow[] {
   const size = parseWindowSize(report.window);
   const zone = () => report.schedule!.timeZone; // only reached through the second signature, which has the schedule
   const from = range.from ?? lastCompleteWindow(now, zone(), size).start;

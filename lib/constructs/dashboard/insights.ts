@@ -2,7 +2,7 @@ import type { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Dimension, MetricName } from '../../../functions/aws/metrics.js';
 import { perReportSchema } from '../../metrics.js';
-import { quoted } from './connection-scopes.js';
+import { condition, identifier } from '../../metrics-insights/identifiers.js';
 import { DASHBOARD_LIMITS } from './limits.js';
 
 /** A Metrics Insights aggregate: what each time bucket shows. */
@@ -29,13 +29,16 @@ const schemaOf = (metric: MetricName): string => perReportSchema(metric);
 /** The metrics carry a `connection` dimension: a connection's queries filter on it instead of listing its reports. */
 export const HAS_CONNECTION_DIMENSION = (Object.values(Dimension) as string[]).includes('connection');
 
-/** The query text: `SELECT SUM(RowsWritten) FROM SCHEMA(...) WHERE environment = 'prod' AND (...) GROUP BY report ...`. */
+/**
+ * The query text, every name quoted as Metrics Insights requires (lib/metrics-insights/identifiers.ts):
+ * `SELECT SUM(RowsRejected) FROM SCHEMA(...) WHERE environment = 'prod' AND "connection" = 'eu' GROUP BY report ...`.
+ */
 export function insightsQuery(q: InsightsQuery): string {
-  const where = [`${Dimension.environment} = ${quoted(q.environment)}`, ...(q.where ?? [])].join(' AND ');
-  const group = q.groupBy?.length ? ` GROUP BY ${q.groupBy.join(', ')}` : '';
+  const where = [condition(Dimension.environment, '=', q.environment), ...(q.where ?? [])].join(' AND ');
+  const group = q.groupBy?.length ? ` GROUP BY ${q.groupBy.map(identifier).join(', ')}` : '';
   // ORDER BY keeps the lines that matter when a query would return more than its 500.
   const order = q.groupBy?.length ? ` ORDER BY ${q.fn}() DESC LIMIT ${q.top ?? DASHBOARD_LIMITS.seriesPerQuery}` : '';
-  return `SELECT ${q.fn}(${q.metric}) FROM ${schemaOf(q.metric)} WHERE ${where}${group}${order}`;
+  return `SELECT ${q.fn}(${identifier(q.metric)}) FROM ${schemaOf(q.metric)} WHERE ${where}${group}${order}`;
 }
 
 /** A graph line (or lines, grouped) from a query; `label` names a single line, a grouped query labels its own. */
@@ -44,7 +47,7 @@ export function insightsLines(q: InsightsQuery, period: Duration, label?: string
 }
 
 /** Windows whose fetch failed: every outcome but Success (error codes, "Unexpected"). */
-export const FAILED_FETCH = `${Dimension.outcome} != 'Success'`;
+export const FAILED_FETCH = condition(Dimension.outcome, '!=', 'Success');
 
 /**
  * Room left for a connection's condition in the longest query the dashboard builds over a connection (fetch failures

@@ -1,8 +1,8 @@
 import type { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Dimension, MetricName } from '../../../functions/aws/metrics.js';
-import type { ConnectionScope } from './connection-scopes.js';
-import { FAILED_FETCH, insightsLines, type InsightsFunction } from './insights.js';
+import { chosenCondition, type ConnectionScope } from './connection-scopes.js';
+import { FAILED_FETCH, HAS_CONNECTION_DIMENSION, insightsLines, type InsightsFunction } from './insights.js';
 
 /**
  * The graphs of the reports' own metrics, every one a Metrics Insights query, so their number is the same at 1 report
@@ -102,7 +102,7 @@ export function chosenConnectionRows(c: ReportGraphsContext): cloudwatch.IWidget
       metric: m.metric,
       fn: m.fn,
       environment: c.environment,
-      where: [CHOSEN_CONNECTION],
+      where: [chosenCondition(CHOSEN_CONNECTION, HAS_CONNECTION_DIMENSION)],
       groupBy: outcomes ? [Dimension.report, Dimension.outcome] : [Dimension.report],
       top: DRILL_DOWN_LINES,
     };
@@ -119,8 +119,8 @@ export function connectionVariable(scopes: readonly ConnectionScope[]): cloudwat
     type: cloudwatch.VariableType.PATTERN,
     inputType: cloudwatch.VariableInputType.SELECT,
     value: CHOSEN_CONNECTION,
-    values: cloudwatch.Values.fromValues(...scopes.map((s) => ({ label: `${s.label} (${s.reports.length} reports)`, value: s.condition }))),
-    defaultValue: cloudwatch.DefaultValue.value(scopes[0]?.condition),
+    values: cloudwatch.Values.fromValues(...scopes.map((s) => ({ label: `${s.label} (${s.reports.length} reports)`, value: s.choice }))),
+    defaultValue: cloudwatch.DefaultValue.value(scopes[0]?.choice),
     visible: true,
   });
 }
