@@ -23,8 +23,8 @@ export function deniedRequests(world: StackWorld): DeniedRequest[] {
   const curated = bucket(stack.lake.curatedBucket);
   const [secret] = [...world.policies.secrets.values()];
   const object = (b: string, key: string) => `arn:aws:s3:::${b}/${key}`;
-  const rawFile = object(raw, 'raw/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv');
-  const table = object(curated, 'tables/transactions/dt=2026-11-20/2026-11-20T00-00-00.parquet');
+  const rawFile = object(raw, 'raw/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv');
+  const table = object(curated, 'tables/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.parquet');
   const lakeKey = world.policies.bucketKeyOf(curated)!;
   const check = (action: string, resource: string, why: string, context: IamCheck['context'] = {}): IamCheck => ({ action, resource, context, why });
   const secretRead = check('secretsmanager:GetSecretValue', secret!.arn, 'reads the gateway secret');
@@ -49,11 +49,11 @@ export function deniedRequests(world: StackWorld): DeniedRequest[] {
     { caller: fetch, check: check('s3:GetObject', table, 'reads a curated table') },
     { caller: fetch, check: check('s3:GetObject', rawFile, 'reads a raw file back') },
     { caller: freshness, check: check('s3:GetObject', rawFile, 'reads a raw file') },
-    { caller: freshness, check: check('s3:PutObject', object(curated, 'manifests/transactions/dt=2026-11-20/x.json'), 'writes a manifest') },
+    { caller: freshness, check: check('s3:PutObject', object(curated, 'manifests/transactions/connection=default/dt=2026-11-20/x.json'), 'writes a manifest') },
     { caller: parse, check: check('s3:PutObject', rawFile, 'writes a raw file') },
     { caller: parse, check: check('s3:DeleteObject', table, 'deletes a table file') },
     { caller: analyst, check: check('s3:GetObject', rawFile, 'reads a raw file') },
-    { caller: analyst, check: check('s3:GetObject', object(curated, 'rejected/transactions/dt=2026-11-20/2026-11-20T00-00-00.csv'), 'reads rejected rows') },
+    { caller: analyst, check: check('s3:GetObject', object(curated, 'rejected/transactions/connection=default/dt=2026-11-20/2026-11-20T00-00-00.csv'), 'reads rejected rows') },
     { caller: analyst, check: check('s3:PutObject', table, 'writes a table file') },
     { caller: analyst, check: check('s3:DeleteObject', table, 'deletes a table file') },
     { caller: analyst, check: check('glue:UpdateTable', `arn:aws:glue:${region}:${account}:table/${database(world)}/transactions`, 'changes a table') },

@@ -26,8 +26,8 @@ import type { StackWorld } from './stack-world.js';
 
 const CLIENTS = [CloudFormationClient, SecretsManagerClient, SNSClient, SchedulerClient, S3Client, SQSClient, AthenaClient, CloudWatchClient, LambdaClient] as const;
 const DAY = '2026-11-20';
-const raw = `raw/transactions/dt=${DAY}/${DAY}T00-00-00.csv`;
-const manifestKey = `manifests/transactions/dt=${DAY}/${DAY}T00-00-00.json`;
+const raw = `raw/transactions/connection=default/dt=${DAY}/${DAY}T00-00-00.csv`;
+const manifestKey = `manifests/transactions/connection=default/dt=${DAY}/${DAY}T00-00-00.json`;
 const text = (value: unknown) => Object.assign(Readable.from([Buffer.from(JSON.stringify(value))]), { transformToString: async () => JSON.stringify(value) }) as never;
 
 function answerAsTheStack(world: StackWorld) {
