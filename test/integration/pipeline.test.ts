@@ -83,7 +83,7 @@ async function assertTableEqualsSimulator(p: LocalPipeline, date: string) {
     );
     assert.equal(result.rows.length, expected.length);
     result.rows.forEach((row, i) => {
-      const [merchant, id, oid, created, amount, currency, type, description, reportDate, dt] = row;
+      const [merchant, id, oid, created, amount, currency, type, description, reportDate, connection, dt] = row;
       const want = expected[i]!;
       const where = `row ${i} (id ${want[1]})`;
       assert.equal(merchant, want[0], where); // strings byte for byte: «», №, €, quotes, commas
@@ -96,6 +96,7 @@ async function assertTableEqualsSimulator(p: LocalPipeline, date: string) {
       assert.equal(type, want[6], where);
       assert.equal(description, want[7] === '' ? null : want[7], where); // nullable: empty is NULL; CR/LF kept
       assert.equal(reportDate, isoDate(want[8]!), where);
+      assert.equal(connection, 'default', where);
       assert.equal(dt, date, where);
     });
   } finally {

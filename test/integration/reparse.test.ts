@@ -196,7 +196,7 @@ describe('reports reparse on the local lake, as a new user would try it', () => 
     const before = await snapshot();
     const { summary, text } = await reparse('2026-11-20', '2026-11-26');
     assert.deepEqual([summary.done, summary.failed.length, summary.skipped], [4, 0, 2], text);
-    assert.match(text, /^ {2}2026-11-24 +skipped +\d+ ms {2}no raw file at raw\/transactions\/dt=2026-11-24\/2026-11-24T00-00-00\.csv: nothing to rebuild$/m);
+    assert.match(text, /^ {2}2026-11-24 +skipped +\d+ ms {2}no raw file at raw\/transactions\/connection=default\/dt=2026-11-24\/2026-11-24T00-00-00\.csv: nothing to rebuild$/m);
     assert.match(text, /Windows without a raw file .*:\n {2}2026-11-24, 2026-11-25$/);
     assert.deepEqual(await snapshot(), before, 'the same rows, once each');
     assert.equal(await reparseExitCode('2026-11-24', '2026-11-25'), 0);

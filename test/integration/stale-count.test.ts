@@ -64,7 +64,7 @@ describe('stale windows: one count everywhere', () => {
 
     const db = await openLakeDatabase({ lakeDir, reports: [changed] });
     try {
-      assert.deepEqual(db.views.map((v) => [v.name, v.files]), [['transactions', 6]]);
+      assert.deepEqual(db.views.map((v) => [v.name, v.files]), [['transactions', 6], ['loads', 5]]);
       await assert.rejects(db.query('SELECT sum(amount) FROM transactions'), (e: unknown) => {
         assert.ok(e instanceof QueryFailed);
         assert.match(e.message, /in the Parquet files of 6 window\(s\) \(2026-10-01, 2026-10-02, 2026-10-03, 2026-10-04, 2026-10-08, 2026-10-09\)/);
