@@ -225,3 +225,31 @@ describe('an environment of named connections only, in a VPC', () => {
     assert.deepEqual(rules.map((r: Cfn) => r.FromPort).sort(), [443, 8443]);
   });
 });
+
+describe('one report over two connections: each feed is a contributor of its own connection\'s alarms', () => {
+  const raw = JSON.parse(readFileSync(join(FIXTURE_REPORTS_DIR, 'transactions.json'), 'utf8')) as Record<string, unknown>;
+  const both = parseReportDefinition({ ...raw, id: 'shared_transactions', connections: ['default', 'acme'] }, 'test: one report over two connections');
+  const synthesized = synthPipeline(config, undefined, [both]);
+  const alarms = Object.values(resourcesOf(synthesized.template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Cfn);
+  const queryOf = (a: Cfn): string | undefined => (a.Metrics ?? []).map((m: Cfn) => m.Expression).find((e: unknown) => typeof e === 'string' && e.startsWith('SELECT'));
+
+  for (const connection of ['default', 'acme']) {
+    it(`${connection}: four alarms named after it, each filtering its series and naming the report as the contributor`, () => {
+      const own = alarms.filter((a) => String(a.AlarmName).endsWith(`-${connection}`) && queryOf(a));
+      assert.deepEqual(own.map((a) => String(a.AlarmName).replace(/^paynet-reports-[a-z]+-/, '')).sort(), [
+        `auth-refused-${connection}`,
+        `data-quality-${connection}`,
+        `no-fresh-data-${connection}`,
+        `rejected-rows-${connection}`,
+      ]);
+      for (const a of own) {
+        const q = queryOf(a)!;
+        // The connection narrows the series to this feed's; the report, grouped by, is the contributor the
+        // notification and `reports status` name: together, the feed.
+        assert.match(q, new RegExp(`WHERE .*"connection" = '${connection}'`), a.AlarmName);
+        assert.match(q, / GROUP BY report ORDER BY /, a.AlarmName);
+        assert.doesNotMatch(q, /report = /, `${a.AlarmName}: no report is left out`);
+      }
+    });
+  }
+});
