@@ -156,11 +156,9 @@ function loadsTable(scope: Construct, props: CatalogProps & { database: glue.Dat
       [CONNECTION_KEY]: glue.PartitionProjectionConfiguration.enum({ values: [...new Set(props.reports.flatMap((r) => r.connections))] }),
       [PARTITION_KEY]: glue.PartitionProjectionConfiguration.date({ min: start, max: end, format: DT_FORMAT }),
     },
-    parameters: {
-      'storage.location.template': `s3://${props.curatedBucket.bucketName}/${loadsLocationTemplate()}`,
-      // The manifest names it `finishedAt`; SerDe column names are lower case, matched without regard to case.
-      'case.insensitive': 'true',
-    },
+    // The manifest's `finishedAt` is the column `finishedat`: the OpenX JSON SerDe (DataFormat.JSON) matches keys
+    // without regard to case unless its own `case.insensitive` property is set false, which this table does not.
+    parameters: { 'storage.location.template': `s3://${props.curatedBucket.bucketName}/${loadsLocationTemplate()}` },
     hasEncryptedData: false,
   });
 }

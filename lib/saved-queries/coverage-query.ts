@@ -1,5 +1,5 @@
 import { LOADED_OUTCOMES, LOADS_TABLE, REPORT_KEY } from '../../functions/core/lake/loads-table.js';
-import { CONNECTION_KEY, PARTITION_KEY } from '../../functions/core/definitions/table-schema.js';
+import { CONNECTION_KEY, literal, PARTITION_KEY } from '../../functions/core/definitions/table-schema.js';
 import type { NamedQuerySource } from './saved-queries.js';
 
 /**
@@ -13,8 +13,6 @@ import type { NamedQuerySource } from './saved-queries.js';
  */
 
 export const COVERAGE_QUERY = 'coverage';
-
-const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 export function coverageQuery(report: { id: string; connections: readonly string[] }): NamedQuerySource {
   const id = literal(report.id);

@@ -12,7 +12,9 @@ import { QUERIES_DIR_VARIABLE } from '../../lib/saved-queries/saved-queries.js';
 import { ReportsPipelineStack, stackName } from '../../lib/reports-pipeline-stack.js';
 import { skipWithoutTool, toolInstalled } from '../helpers/required-tools.js';
 import { ISSUE_SCALE, useScaleFixtures } from '../helpers/scale-fixtures.js';
-import { FIXTURE_ENTRY } from './helpers.js';
+import { parseReportDefinition } from '../../functions/core/definitions/report-definition.js';
+import { EVERY_CHANNEL_KIND } from '../helpers/alarm-channels.js';
+import { FIXTURE_ENTRY, testConfig } from './helpers.js';
 
 /**
  * Issue 44: every template as AWS's resource schemas read it, through cfn-lint (its bundled schemas), not our own
@@ -46,9 +48,8 @@ const ROOT = mkdtempSync(join(tmpdir(), 'paynet-cfn-lint-'));
 after(() => rmSync(ROOT, { recursive: true, force: true }));
 
 /** Synthesizes one stack per environment, as bin/app.ts does, into `dir`; returns every template file it wrote. */
-function synthesize(dir: string, environments: readonly EnvironmentConfig[]): string[] {
+function synthesize(dir: string, environments: readonly EnvironmentConfig[], reports = loadCatalog().reports): string[] {
   const app = new App({ outdir: dir });
-  const reports = loadCatalog().reports;
   for (const config of environments) {
     new ReportsPipelineStack(app, stackName(config.name), { config, reports, entries: { fetch: FIXTURE_ENTRY, parse: FIXTURE_ENTRY, freshness: FIXTURE_ENTRY } });
   }
@@ -65,6 +66,26 @@ function synthesizeShipped(): { files: string[]; environments: EnvironmentConfig
   process.env[QUERIES_DIR_VARIABLE] = projectPath('queries');
   const environments = loadEnvironments();
   return { files: synthesize(join(ROOT, 'shipped'), environments), environments };
+}
+
+/**
+ * Every option a governed account may set, which the shipped files leave off: every alarm channel kind (PagerDuty's
+ * and Opsgenie's subscriptions from a Secrets Manager dynamic reference, the chat configurations), a fixed egress
+ * address, a permissions boundary, tags, and a report over two connections (two feeds, the `connection` enum).
+ */
+function synthesizeGoverned(): { files: string[]; environments: EnvironmentConfig[] } {
+  const config = testConfig({
+    name: 'governed',
+    alarmChannels: EVERY_CHANNEL_KIND,
+    alarmEmails: [],
+    network: { staticEgressIp: true },
+    permissionsBoundaryArn: 'arn:aws:iam::123456789012:policy/org/paynet-boundary',
+    tags: { 'cost-center': 'payments-42' },
+    connections: { acme: { gateway: { endpointUrl: 'https://reports.acme.test/paynet-ui/services/v2/rpt-engine' }, secret: { name: 'paynet-reports/governed/acme' } } },
+  });
+  const shipped = JSON.parse(readFileSync(join(REPORTS_DIR, 'transactions.json'), 'utf8')) as Record<string, unknown>;
+  const overBoth = parseReportDefinition({ ...shipped, connections: ['default', 'acme'] }, 'test: the shipped report over two connections');
+  return { files: synthesize(join(ROOT, 'governed'), [config], [overBoth]), environments: [config] };
 }
 
 async function synthesizeFleet(): Promise<{ files: string[]; environments: EnvironmentConfig[] }> {
@@ -143,21 +164,22 @@ const line = (f: Finding) => `${f.Rule.Id} ${f.Level} ${f.Filename.slice(ROOT.le
 const perRule = (findings: readonly Finding[]) => Object.fromEntries([...new Set(findings.map((f) => f.Rule.Id))].sort().map((r) => [r, findings.filter((f) => f.Rule.Id === r).length]));
 const nestedStacks = (file: string) => Object.values(templateOf(file).Resources).filter((r) => r.Type === 'AWS::CloudFormation::Stack').length;
 
-let linted: { shipped: string[]; shippedEnvironments: number; fleet: string[]; planted: string; findings: Finding[] } | undefined;
+let linted: { shipped: string[]; shippedEnvironments: number; governed: string[]; fleet: string[]; planted: string; findings: Finding[] } | undefined;
 
 before(async () => {
   if (!toolInstalled('cfn-lint')) return;
   const shipped = synthesizeShipped();
+  const governed = synthesizeGoverned();
   const fleet = await synthesizeFleet();
   const planted = writePlanted();
   // The environments' own regions (a stack without one is region-agnostic: cfn-lint's default, us-east-1, reads it).
-  const regions = [...new Set([...shipped.environments, ...fleet.environments].map((c) => c.region ?? 'us-east-1'))];
-  const findings = await cfnLint([...shipped.files, ...fleet.files, planted], regions);
-  linted = { shipped: shipped.files, shippedEnvironments: shipped.environments.length, fleet: fleet.files, planted, findings };
+  const regions = [...new Set([...shipped.environments, ...governed.environments, ...fleet.environments].map((c) => c.region ?? 'us-east-1'))];
+  const findings = await cfnLint([...shipped.files, ...governed.files, ...fleet.files, planted], regions);
+  linted = { shipped: shipped.files, shippedEnvironments: shipped.environments.length, governed: governed.files, fleet: fleet.files, planted, findings };
 });
 
 describe('cfn-lint over every template, with AWS resource schemas', () => {
-  it('finds no error and no warning in any template of the shipped environments or the 500-report fleet, but the ignored ones', (t) => {
+  it('finds no error and no warning in any template of the shipped environments, the every-option one or the 500-report fleet, but the ignored ones', (t) => {
     if (skipWithoutTool(t, 'cfn-lint')) return;
     const ours = linted!.findings.filter((f) => f.Filename !== linted!.planted);
     t.diagnostic(`findings per rule, before the ignores: ${JSON.stringify(perRule(ours))}`);
@@ -168,7 +190,7 @@ describe('cfn-lint over every template, with AWS resource schemas', () => {
 
   it('lints each parent template and every nested stack it holds (the report shards)', (t) => {
     if (skipWithoutTool(t, 'cfn-lint')) return;
-    for (const [name, files] of [['shipped', linted!.shipped], ['fleet', linted!.fleet]] as const) {
+    for (const [name, files] of [['shipped', linted!.shipped], ['governed', linted!.governed], ['fleet', linted!.fleet]] as const) {
       const parents = files.filter((f) => !f.endsWith('.nested.template.json'));
       const nested = parents.reduce((n, f) => n + nestedStacks(f), 0);
       t.diagnostic(`${name}: ${parents.length} parent template(s), ${nested} nested`);
