@@ -49,11 +49,13 @@ export function athenaMappers(t: ResolvedTemplate, keyOfBucket: (bucket: string)
       for (const resource of [catalog, database, `arn:aws:glue:${region}:${account}:table/${table.database}/${name}`]) {
         checks.push({ action: 'glue:GetTable', resource, context: {}, why: `Athena reads table ${name}` });
       }
-      const [bucket, template] = s3Location(table.location.replace('${dt}', dt));
+      // Partition projection fills the location template: one feed's partition of the queried day.
+      const partition: Record<string, string> = { dt, connection: 'default', report: 'transactions' };
+      const [bucket, template] = s3Location(table.location.replace(/\$\{([a-z_]+)\}/g, (_, key: string) => partition[key] ?? key));
       checks.push(
         { action: 's3:GetBucketLocation', resource: `arn:aws:s3:::${bucket}`, context: {}, why: `Athena locates the data of ${name}` },
         { action: 's3:ListBucket', resource: `arn:aws:s3:::${bucket}`, context: { 's3:prefix': template }, why: `Athena lists ${name}'s files of dt=${dt}` },
-        { action: 's3:GetObject', resource: `arn:aws:s3:::${bucket}/${template}part.parquet`, context: {}, why: `Athena reads ${name}'s files` },
+        { action: 's3:GetObject', resource: `arn:aws:s3:::${bucket}/${template}part`, context: {}, why: `Athena reads ${name}'s files` },
         ...viaS3(bucket, 'kms:Decrypt', `Athena reads ${name}'s files`),
       );
     }
@@ -89,5 +91,11 @@ export function analystQuery(t: ResolvedTemplate): RecordedRequest[] {
     }),
     request('GetQueryExecution', { QueryExecutionId: 'query-id' }),
     request('GetQueryResults', { QueryExecutionId: 'query-id' }),
+    // The coverage question, over the load manifests (the `loads` table): which providers a day includes.
+    request('StartQueryExecution', {
+      WorkGroup: workGroup,
+      QueryExecutionContext: { Database: database },
+      QueryString: `SELECT connection, outcome FROM "loads" WHERE report = 'transactions' AND "dt" = '2026-11-20'`,
+    }),
   ];
 }
