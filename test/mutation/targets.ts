@@ -93,7 +93,7 @@ export function runnerFile(test: string): string {
  * answer.ts.
  */
 const FOLDER_TESTS: Record<string, string[]> = {
-  [`${CORE}/definitions`]: ['catalog-bundle', 'definition-change', 'infer-schema', 'report-catalog', 'report-definition', 'report-period', 'table-schema'],
+  [`${CORE}/definitions`]: ['catalog-bundle', 'definition-change', 'infer-schema', 'report-catalog', 'report-definition', 'refusal-wording', 'report-period', 'table-schema'],
   // The handler tests that build keys with s3-keys.ts for their setup (the freshness check, the deployed reparse,
   // interrupted runs) change both sides alike under its mutants; the parse handler's stays for the load log lines.
   [`${CORE}/lake`]: ['definition-change', 'infer-schema', 'parse-handler', 'partition-projection', 'reparse-advice', 's3-keys'],

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseConnectionsVariable } from '../../functions/core/connections/connection.js';
 import { parseReportDefinition, reportDefinitionSchema } from '../../functions/core/definitions/report-definition.js';
-import { refusalWording } from '../../functions/core/definitions/refusal-wording.js';
+import { refusalWording, shown } from '../../functions/core/definitions/refusal-wording.js';
 import { ConfigurationError } from '../../functions/core/errors.js';
 import { environmentSchema, parseEnvironment } from '../../lib/environment/environments.js';
 
@@ -140,5 +140,45 @@ describe('refusals are in our words', () => {
     assert.throws(env({ alarmEmails: ['not-an-address'] }), /alarmEmails\.0: must be an email address, such as ops@example\.com, not the string "not-an-address"/);
     assert.throws(env({ colour: 'blue' }), /\(root\): "colour" is not a field here: remove it or correct the spelling \(the fields here: name, account, region, /);
     assert.throws(() => parseConnectionsVariable('{"a": {"endpointUrl": "x"}}'), /a\.endpointUrl: must be a full URL, such as https:\/\/host\/path, not the string "x"; a\.secretName: is missing: add it \(a string in quotes\)/);
+  });
+});
+
+describe('each sentence, word for word', () => {
+  // Issues as zod hands them to the error map: each kind and its variants, with the sentence the person reads.
+  const word = (issue: Record<string, unknown>) => refusalWording(issue as never);
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['missing', { code: 'invalid_type', expected: 'object', input: undefined }, 'is missing: add it (an object {…})'],
+    ['missing, a type without a phrase', { code: 'invalid_type', expected: 'bigint', input: undefined }, 'is missing: add it (a bigint)'],
+    ['wrong type', { code: 'invalid_type', expected: 'int', input: 'x' }, 'must be a whole number, not the string "x"'],
+    ['empty string', { code: 'too_small', origin: 'string', minimum: 1, input: '' }, 'must not be empty'],
+    ['empty list', { code: 'too_small', origin: 'array', minimum: 1, input: [] }, 'must list at least one entry'],
+    ['short string', { code: 'too_small', origin: 'string', minimum: 2, input: 'a' }, 'must have at least 2 characters'],
+    ['long list', { code: 'too_big', origin: 'array', maximum: 1, input: [1, 2] }, 'must have at most 1 entry'],
+    ['long list, many', { code: 'too_big', origin: 'array', maximum: 3, input: [1, 2, 3, 4] }, 'must have at most 3 entries'],
+    ['number below, inclusive', { code: 'too_small', origin: 'number', minimum: 1, inclusive: true, input: 0 }, 'must be 1 or more'],
+    ['number above, exclusive', { code: 'too_big', origin: 'number', maximum: 10, inclusive: false, input: 10 }, 'must be less than 10'],
+    ['number below, exclusive', { code: 'too_small', origin: 'number', minimum: 0, inclusive: false, input: 0 }, 'must be more than 0'],
+    ['url', { code: 'invalid_format', format: 'url', input: 'gateway' }, 'must be a full URL, such as https://host/path, not the string "gateway"'],
+    ['pattern', { code: 'invalid_format', format: 'regex', pattern: '/^a$/', input: 'b' }, 'must be text of the form the field documents (/^a$/), not the string "b"'],
+    ['unknown format', { code: 'invalid_format', format: 'cidr', input: 'x' }, 'must be in the cidr format, not the string "x"'],
+    ['multiple', { code: 'not_multiple_of', divisor: 5, input: 3 }, 'must be a multiple of 5'],
+    ['one unknown key', { code: 'unrecognized_keys', keys: ['colour'], input: {} }, '"colour" is not a field here: remove it or correct the spelling'],
+    ['two unknown keys', { code: 'unrecognized_keys', keys: ['a', 'b'], input: {} }, '"a", "b" are not fields here: remove them or correct the spelling'],
+    ['one value', { code: 'invalid_value', values: ['CSV'], input: 'csv' }, 'must be "CSV", not the string "csv"'],
+    ['several values', { code: 'invalid_value', values: ['INFO', 'DEBUG'], input: 3 }, 'must be one of "INFO", "DEBUG", not the number 3'],
+    ['union', { code: 'invalid_union', input: true }, 'matches none of the forms this field takes (true): see the field in the docs'],
+    ['key', { code: 'invalid_key', input: {} }, 'has a key this field does not take'],
+    ['element', { code: 'invalid_element', input: [] }, 'has an entry this field does not take'],
+    ['anything else', { code: 'custom', input: null }, 'is not accepted here (null)'],
+  ];
+  for (const [name, issue, sentence] of cases) it(name, () => assert.equal(word(issue), sentence));
+
+  it('shows a value as it was written, a long string cut at 40 characters', () => {
+    assert.equal(shown('x'.repeat(41)), `the string "${'x'.repeat(40)}…"`);
+    assert.equal(shown('x'.repeat(40)), `the string "${'x'.repeat(40)}"`);
+    assert.equal(shown([1]), 'a list');
+    assert.equal(shown({}), 'an object');
+    assert.equal(shown(false), 'false');
+    assert.equal(shown(undefined), 'undefined');
   });
 });
