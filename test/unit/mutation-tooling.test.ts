@@ -59,7 +59,7 @@ describe('mutation targets: which files, against which tests', () => {
   });
 
   it('narrows a widely imported module to the tests about it', () => {
-    assert.deepEqual(targetNamed(ROOT, 'connections')!.tests, ['test/unit/connection-problems.test.ts', 'test/unit/connection.test.ts', 'test/unit/run-credentials.test.ts']);
+    assert.deepEqual(targetNamed(ROOT, 'connections')!.tests, ['test/unit/connection-problems.test.ts', 'test/unit/connection.test.ts', 'test/unit/feed.test.ts', 'test/unit/run-credentials.test.ts']);
     assert.ok(!targetNamed(ROOT, 'core')!.tests.includes('test/unit/fetch-handler.test.ts'));
     // Within definitions/, only the tests about the folder, and of those only the ones importing the file.
     assert.deepEqual(targetNamed(ROOT, 'functions/core/definitions/change.ts')!.tests, targetNamed(ROOT, 'definitions')!.tests);
